@@ -1,0 +1,5 @@
+export type { Key } from './hash/key-hasher.js';
+export { type CountMinOptions, CountMinSketch } from './sketch/count-min.js';
+export { SATURATED } from './sketch/counters.js';
+export { DEFAULT_DEPTH, DEFAULT_WIDTH, MAX_COUNTERS } from './sketch/dimensions.js';
+export { FORMAT_VERSION } from './sketch/format.js';
