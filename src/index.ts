@@ -1,4 +1,9 @@
 export type { Key } from './hash/key-hasher.js';
+export {
+  type HeavyHitter,
+  HeavyHitters,
+  type HeavyHittersOptions,
+} from './limits/heavy-hitters.js';
 export { type CountMinOptions, CountMinSketch } from './sketch/count-min.js';
 export { SATURATED } from './sketch/counters.js';
 export { DEFAULT_DEPTH, DEFAULT_WIDTH, MAX_COUNTERS } from './sketch/dimensions.js';

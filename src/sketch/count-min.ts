@@ -52,7 +52,7 @@ export interface CountMinOptions extends DimensionOptions {
 const INV_2_32 = 1 / 4294967296;
 
 /** Fast check for an amount: an integer from 0 to 2^31 - 1; the slow path explains. */
-function checkAmount(by: number): void {
+export function checkAmount(by: number): void {
   if (typeof by === 'number' && (by & SATURATED) === by) return;
   if (typeof by !== 'number') throw typeError('by', 'a number', by);
   throw rangeError('by', 'an integer from 0 to 2^31 - 1', by);

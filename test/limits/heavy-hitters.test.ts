@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { HeavyHitters } from '../../src/index.js';
+import { zipf } from '../helpers/zipf.js';
+
+test('on Zipf(1.0), 10M events over 1M keys: at least 99 of the exact top 100, every count within its bounds', () => {
+  const keys = 1_000_000;
+  const next = zipf(keys, 1.0, 42);
+  const truth = new Int32Array(keys);
+  const hh = new HeavyHitters({ k: 100 });
+  for (let i = 0; i < 10_000_000; i++) {
+    const key = next();
+    truth[key]++;
+    hh.add(key);
+  }
+  const exactTop = Array.from(truth.keys())
+    .sort((a, b) => truth[b] - truth[a])
+    .slice(0, 100);
+  const reported = hh.top();
+  assert.equal(reported.length, 100);
+  const found = new Set(reported.map((row) => row.key));
+  const hits = exactTop.filter((key) => found.has(key)).length;
+  assert.ok(hits >= 99, `only ${hits} of the exact top 100 reported`);
+  for (const row of reported) {
+    const count = truth[row.key as number];
+    assert.ok(
+      row.lowerBound <= count && count <= row.upperBound,
+      `key ${row.key}: ${count} outside [${row.lowerBound}, ${row.upperBound}]`,
+    );
+  }
+  for (let i = 1; i < reported.length; i++)
+    assert.ok(reported[i - 1].count >= reported[i].count, 'sorted by count, descending');
+  assert.equal(hh.total, 10_000_000);
+});
+
+test('bounds always hold, whatever the stream, and the table never exceeds its capacity', () => {
+  const keyArb = fc.oneof(
+    fc.integer({ min: 0, max: 60 }),
+    fc.constantFrom('x', 'y'),
+    fc.constantFrom(Uint8Array.of(1, 2), Uint8Array.of(1, 2, 3)),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(keyArb, fc.integer({ min: 0, max: 50 })), { maxLength: 400 }),
+      fc.integer({ min: 1, max: 5 }),
+      fc.integer({ min: 1, max: 20 }),
+      (stream, k, threshold) => {
+        const hh = new HeavyHitters({ k, capacity: 2 * k, threshold, width: 16, depth: 2 });
+        const truth = new Map<string, number>();
+        const name = (key: unknown) =>
+          key instanceof Uint8Array ? `bytes:${key.join(',')}` : `${typeof key}:${String(key)}`;
+        for (const [key, by] of stream) {
+          hh.add(key, by);
+          truth.set(name(key), (truth.get(name(key)) ?? 0) + by);
+        }
+        const all = hh.top(1000);
+        assert.ok(all.length <= 2 * k);
+        for (const row of all) {
+          const count = truth.get(name(row.key)) ?? 0;
+          assert.ok(row.lowerBound <= count && count <= row.upperBound);
+          assert.ok(row.upperBound >= threshold);
+        }
+        assert.ok(hh.top().length <= k);
+      },
+    ),
+  );
+});
+
+test('keys that enter on their first event are counted exactly', () => {
+  const hh = new HeavyHitters({ k: 3 });
+  for (let i = 0; i < 100; i++) hh.add('a');
+  hh.add('b', 30);
+  hh.add(Uint8Array.of(0xff, 0xfe), 7);
+  const reused = Buffer.from([0xff, 0xfe]);
+  hh.add(reused, 1);
+  reused.fill(0); // the table keeps its own copy of a byte key
+  assert.deepEqual(hh.top(), [
+    { key: 'a', count: 100, lowerBound: 100, upperBound: 100 },
+    { key: 'b', count: 30, lowerBound: 30, upperBound: 30 },
+    { key: Uint8Array.of(0xff, 0xfe), count: 8, lowerBound: 8, upperBound: 8 },
+  ]);
+});
+
+test('a key below the threshold stays out of the table', () => {
+  const hh = new HeavyHitters({ k: 2, threshold: 10 });
+  for (let i = 0; i < 9; i++) hh.add('cold');
+  assert.deepEqual(hh.top(), []);
+  hh.add('cold');
+  assert.equal(hh.top()[0].count, 10);
+  assert.equal(hh.top()[0].lowerBound, 1, 'counted exactly only from entry');
+});
+
+test('addBytes counts a range of a buffer as the key made of those bytes', () => {
+  const hh = new HeavyHitters({ k: 2 });
+  const buffer = Buffer.from('xx/api\n/api\n');
+  hh.addBytes(buffer, 2, 6, 1);
+  hh.addBytes(buffer, 7, 11, 1);
+  hh.add(Buffer.from('/api'));
+  assert.deepEqual(hh.top(), [
+    { key: new Uint8Array(Buffer.from('/api')), count: 3, lowerBound: 3, upperBound: 3 },
+  ]);
+  assert.equal(hh.sketch.estimate(Buffer.from('/api')), 3);
+});
+
+test('options are validated, naming the option', () => {
+  for (const [options, type, name] of [
+    [{}, TypeError, /k/],
+    [{ k: 0 }, RangeError, /k/],
+    [{ k: 10, capacity: 5 }, RangeError, /capacity/],
+    [{ k: 10, threshold: 0 }, RangeError, /threshold/],
+    [{ k: 10, width: -1 }, RangeError, /width/],
+  ] as const) {
+    assert.throws(
+      () => new HeavyHitters(options as never),
+      (e: unknown) => e instanceof type && name.test((e as Error).message),
+    );
+  }
+  const hh = new HeavyHitters({ k: 5 });
+  assert.equal(hh.capacity, 20);
+  assert.equal(hh.threshold, 1);
+  assert.equal(hh.sketch.conservative, true);
+  assert.throws(() => hh.add('x', -1), RangeError);
+  assert.throws(() => hh.add(Number.NaN), TypeError);
+  assert.throws(() => hh.top(-1), RangeError);
+});
