@@ -71,6 +71,8 @@ export class CountMinSketch {
   readonly counters: Counters;
   private readonly secretBytes: Uint8Array;
   private readonly fingerprint: Uint8Array;
+  /** Scratch: the key's cell in each row, so conservative update computes them once. */
+  private readonly rowCells: Int32Array;
 
   constructor(options: CountMinOptions = {}) {
     if (options === null || typeof options !== 'object') {
@@ -90,6 +92,7 @@ export class CountMinSketch {
     const [k0, k1] = hashKeyWords(this.secretBytes);
     this.hasher = new KeyHasher(k0, k1);
     this.counters = new LocalCounters(width * depth);
+    this.rowCells = new Int32Array(depth);
   }
 
   /** Adds `by` (default 1) to `key`; returns the key's estimate after the update. */
@@ -159,14 +162,20 @@ export class CountMinSketch {
 
   /** Conservative update: raise every row's cell to (estimate + by), saturating. */
   private raiseHash(h1: number, h2: number, by: number): number {
-    const estimate = this.estimateHash(h1, h2);
-    const target = estimate >= SATURATED - by ? SATURATED : estimate + by;
     const counters = this.counters;
     const width = this.width;
-    for (let row = 0, offset = 0; row < this.depth; row++, offset += width) {
+    const depth = this.depth;
+    const rowCells = this.rowCells;
+    let estimate = SATURATED;
+    for (let row = 0, offset = 0; row < depth; row++, offset += width) {
       const g = (h1 + Math.imul(row, h2)) >>> 0;
-      counters.raise(offset + ((g * width * INV_2_32) | 0), target);
+      const cell = offset + ((g * width * INV_2_32) | 0);
+      rowCells[row] = cell;
+      const value = counters.load(cell);
+      if (value < estimate) estimate = value;
     }
+    const target = estimate >= SATURATED - by ? SATURATED : estimate + by;
+    for (let row = 0; row < depth; row++) counters.raise(rowCells[row], target);
     counters.addTotal(by);
     return target;
   }

@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'hotcount-top-'));
+
+function hotcount(args: string[], input?: string | Uint8Array) {
+  const result = spawnSync(process.execPath, [cli, ...args], { input });
+  return {
+    status: result.status,
+    stdout: result.stdout.toString(),
+    stderr: result.stderr.toString(),
+  };
+}
+
+function file(name: string, content: string | Uint8Array): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+interface JsonRow {
+  key: string;
+  keyHex?: string;
+  count: number;
+  lowerBound: number;
+  upperBound: number;
+  share: number;
+}
+
+function json(
+  args: string[],
+  input?: string | Uint8Array,
+): { total: number; skipped: number; top: JsonRow[] } {
+  const result = hotcount([...args, '--json'], input);
+  assert.equal(result.status, 0, result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+test('reports the most frequent lines of a file with counts, bounds and shares', () => {
+  const lines: string[] = [];
+  for (let key = 1; key <= 30; key++) for (let i = 0; i < key * 10; i++) lines.push(`key-${key}`);
+  lines.sort(() => 0.5 - Math.random());
+  const out = json(['top', '-k', '3', file('counts.log', `${lines.join('\n')}\n`)]);
+  assert.equal(out.total, lines.length);
+  assert.deepEqual(
+    out.top.map((row) => [row.key, row.count]),
+    [
+      ['key-30', 300],
+      ['key-29', 290],
+      ['key-28', 280],
+    ],
+  );
+  assert.equal(out.top[0].share, 300 / lines.length);
+  const table = hotcount(['top', '-k', '2', join(dir, 'counts.log')]);
+  assert.equal(table.status, 0);
+  assert.match(table.stdout, /rank\s+key\s+count\s+± bound\s+share/);
+  assert.match(table.stdout, /1\s+key-30\s+300\s+(exact|-\d+)\s+6\.45%/);
+});
+
+test('reads standard input, strips CR, skips empty lines, counts the last line without newline', () => {
+  const out = json(['top'], 'a\r\nb\n\n\r\na\nb\nb');
+  assert.deepEqual(
+    out.top.map((row) => [row.key, row.count]),
+    [
+      ['b', 3],
+      ['a', 2],
+    ],
+  );
+  assert.equal(out.skipped, 2);
+});
+
+test('files are counted one after another: a last line does not join the next file', () => {
+  const out = json(['top', file('one.log', 'x\ny'), file('two.log', 'z\nx\n')]);
+  assert.deepEqual(out.top.map((row) => [row.key, row.count]).sort(), [
+    ['x', 2],
+    ['y', 1],
+    ['z', 1],
+  ]);
+});
+
+test('counts one field, split on blanks or on a delimiter', () => {
+  const log = '1.2.3.4 GET /a\n5.6.7.8  GET /b\n1.2.3.4 POST /a\nshort\n';
+  assert.deepEqual(
+    json(['top', '--field', '3'], log).top.map((row) => [row.key, row.count]),
+    [
+      ['/a', 2],
+      ['/b', 1],
+    ],
+  );
+  assert.deepEqual(
+    json(['top', '-f', '2', '-d', ','], 'u1,fr,x\nu2,de\nu3,fr\n').top.map((row) => [
+      row.key,
+      row.count,
+    ]),
+    [
+      ['fr', 2],
+      ['de', 1],
+    ],
+  );
+  assert.equal(json(['top', '--field', '3'], log).skipped, 1, 'the line without a third field');
+});
+
+test('invalid UTF-8 is bytes: distinct keys, shown escaped, exact in JSON', () => {
+  const input = Buffer.concat([
+    Buffer.from([0xff, 0x41, 10, 0xfe, 0x41, 10, 0xff, 0x41, 10]),
+    Buffer.from('\x1b[31mred\n'),
+  ]);
+  const out = json(['top'], input);
+  assert.deepEqual(out.top.map((row) => [row.keyHex ?? row.key, row.count]).sort(), [
+    ['\x1b[31mred', 1],
+    ['fe41', 1],
+    ['ff41', 2],
+  ]);
+  assert.equal(out.top[0].keyHex, 'ff41');
+  const table = hotcount(['top'], input).stdout;
+  assert.match(table, /\\xffA/);
+  assert.match(table, /\\x1b\[31mred/);
+  assert.ok(!table.includes('\x1b'), 'no raw escape sequence reaches the terminal');
+});
+
+test('a missing file or a bad flag exits non-zero with a clear message', () => {
+  const missing = hotcount(['top', join(dir, 'no-such.log')]);
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /cannot read '.*no-such\.log': no such file/);
+  for (const args of [
+    ['top', '-k', '0'],
+    ['top', '-k', 'ten'],
+    ['top', '--field', '-1'],
+    ['top', '--epsilon', '2'],
+    ['top', '--nope'],
+    ['frobnicate'],
+  ]) {
+    const bad = hotcount(args);
+    assert.equal(bad.status, 2, args.join(' '));
+    assert.match(bad.stderr, /^hotcount: [\s\S]+\nTry 'hotcount top --help'/);
+  }
+  const directory = hotcount(['top', dir]);
+  assert.equal(directory.status, 1);
+  assert.match(directory.stderr, /is a directory/);
+});
+
+test('--epsilon sizes the sketch', () => {
+  const result = hotcount(['top', '--epsilon', '0.001', '--json'], 'a\n');
+  assert.equal(JSON.parse(result.stdout).sketch.width, Math.ceil(Math.E / 0.001));
+});
+
+test('the demo counts its generated stream and agrees with an exact Map on the top k', () => {
+  const result = hotcount(['top', '--demo', '-k', '10', '--json']);
+  assert.equal(result.status, 0, result.stderr);
+  const out = JSON.parse(result.stdout);
+  assert.equal(out.total, out.demo.events);
+  assert.equal(out.demo.topAgree, 10);
+  assert.ok(out.demo.exactMapBytes > 20 * out.sketch.memoryBytes);
+});
