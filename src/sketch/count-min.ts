@@ -71,7 +71,7 @@ export class CountMinSketch {
   readonly counters: Counters;
   private readonly secretBytes: Uint8Array;
   private readonly fingerprint: Uint8Array;
-  /** Scratch: the key's cell in each row, so conservative update computes them once. */
+  /** Scratch: the key's cell in each row, computed once per update. */
   private readonly rowCells: Int32Array;
 
   constructor(options: CountMinOptions = {}) {
@@ -148,14 +148,15 @@ export class CountMinSketch {
 
   /** Plain update: add `delta` to every row's cell; the estimate is the least of the results. */
   private addHash(h1: number, h2: number, delta: number): number {
-    const counters = this.counters;
     const width = this.width;
-    let min = SATURATED;
-    for (let row = 0, offset = 0; row < this.depth; row++, offset += width) {
+    const depth = this.depth;
+    const rowCells = this.rowCells;
+    for (let row = 0, offset = 0; row < depth; row++, offset += width) {
       const g = (h1 + Math.imul(row, h2)) >>> 0;
-      const value = counters.add(offset + ((g * width * INV_2_32) | 0), delta);
-      if (value < min) min = value;
+      rowCells[row] = offset + ((g * width * INV_2_32) | 0);
     }
+    const counters = this.counters;
+    const min = counters.addEach(rowCells, depth, delta);
     counters.addTotal(delta);
     return min;
   }

@@ -26,6 +26,12 @@ export interface Counters {
   load(cell: number): number;
   /** Adds `delta` (|delta| <= SATURATED) to a cell, saturating; returns the cell's new value. */
   add(cell: number, delta: number): number;
+  /**
+   * Adds `delta` to each of `cells[0..count)` (distinct cells, one per row), saturating, and
+   * returns the least new value: one update of the plain rule. A storage may do this faster
+   * than `count` calls of `add`.
+   */
+  addEach(cells: Int32Array, count: number, delta: number): number;
   /** Raises a cell to at least `value` (<= SATURATED); a saturated cell stays as it is. */
   raise(cell: number, value: number): void;
   /** Adds to the total. */
@@ -39,6 +45,13 @@ export class LocalCounters implements Counters {
   readonly cells: Int32Array;
   total = 0;
   saturated = false;
+  /**
+   * An upper bound on |cell| for every cell (the sum of |delta| applied, or after a restore or
+   * merge, the largest |cell|). While volume + |delta| < SATURATED no cell can reach a limit or
+   * be stuck at one, so `addEach` skips the saturation checks: measured, they are a quarter of
+   * an increment's time, since V8 cannot overlap them with the next key's memory accesses.
+   */
+  private volume = 0;
 
   constructor(size: number) {
     this.cells = new Int32Array(size);
@@ -60,13 +73,37 @@ export class LocalCounters implements Counters {
       this.saturated = true;
     }
     this.cells[cell] = next;
+    const magnitude = next < 0 ? -next : next;
+    if (magnitude > this.volume) this.volume = magnitude;
     return next;
+  }
+
+  addEach(rowCells: Int32Array, count: number, delta: number): number {
+    const magnitude = delta < 0 ? -delta : delta;
+    let min = SATURATED;
+    if (this.volume + magnitude < SATURATED) {
+      this.volume += magnitude;
+      const cells = this.cells;
+      for (let row = 0; row < count; row++) {
+        const cell = rowCells[row];
+        const value = cells[cell] + delta;
+        cells[cell] = value;
+        if (value < min) min = value;
+      }
+      return min;
+    }
+    for (let row = 0; row < count; row++) {
+      const value = this.add(rowCells[row], delta);
+      if (value < min) min = value;
+    }
+    return min;
   }
 
   raise(cell: number, value: number): void {
     const current = this.cells[cell];
     if (current >= value || current === -SATURATED) return;
     if (value === SATURATED) this.saturated = true;
+    if (value > this.volume) this.volume = value;
     this.cells[cell] = value;
   }
 
@@ -78,16 +115,19 @@ export class LocalCounters implements Counters {
     this.cells.fill(0);
     this.total = 0;
     this.saturated = false;
+    this.volume = 0;
   }
 
   /** Restores state read from a serialized sketch (cells already validated by the caller). */
   restore(total: number): void {
     this.total = total;
-    let saturated = false;
+    let largest = 0;
     for (let i = 0; i < this.cells.length; i++) {
       const v = this.cells[i];
-      if (v === SATURATED || v === -SATURATED) saturated = true;
+      const magnitude = v < 0 ? -v : v;
+      if (magnitude > largest) largest = magnitude;
     }
-    this.saturated = saturated;
+    this.saturated = largest === SATURATED;
+    this.volume = largest;
   }
 }
