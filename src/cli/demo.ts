@@ -8,29 +8,18 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { formatBytes, keyText, renderJson, renderTable } from './render.js';
 import { TopCounter, type TopOptions } from './top.js';
+import { xorshift32, ZipfSampler } from './zipf.js';
 
 const EVENTS = 2_000_000;
 const KEYS = 200_000;
 const CHUNK_LINES = 16_384;
 
-/** Seeded Zipf(1.0) ranks by inverse CDF; rank r becomes a customer id that does not reveal r. */
+/** Seeded Zipf(1.0) ranks; rank r becomes a customer id that does not reveal r. */
 function* demoLines(): Generator<string> {
-  const cdf = new Float64Array(KEYS);
-  let sum = 0;
-  for (let r = 0; r < KEYS; r++) cdf[r] = sum += 1 / (r + 1);
-  let state = 0x2545f491;
+  const zipf = new ZipfSampler(KEYS, 1.0);
+  const random = xorshift32(0x2545f491);
   for (let i = 0; i < EVENTS; i++) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    const u = ((state >>> 0) / 4294967296) * sum;
-    let lo = 0;
-    let hi = KEYS - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (cdf[mid] < u) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = zipf.sample(random());
     const customer = ((lo * 2654435761) >>> 0) % 1_000_000;
     yield `GET /v1/customers/${String(customer).padStart(6, '0')}/orders`;
   }

@@ -1,0 +1,143 @@
+/**
+ * `hotcount top` against `LC_ALL=C sort | uniq -c | sort -rn | head -20` on a generated
+ * 10M-line access log (Zipf(1.0) over 1M client/path keys, ~330 MB; cached in bench/.data).
+ *
+ * Both run as separate processes, in rotation, 5 runs each. Wall time is measured around the
+ * whole command; peak RSS is getrusage(RUSAGE_CHILDREN).ru_maxrss from a python3 wrapper, that
+ * is the largest single process of the command (for the pipeline, `sort`). The top 20 of both
+ * are compared key by key, with counts.
+ */
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+} from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { xorshift32, ZipfSampler } from '../src/cli/zipf.js';
+import { formatBytes, formatRatio, median, type Suite } from './measure.js';
+
+const LINES = 10_000_000;
+const KEYS = 1_000_000;
+const DATA = fileURLToPath(new URL('../../bench/.data/', import.meta.url));
+const LOG = `${DATA}access-10m.log`;
+const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+/** Writes the log once: lines like "10.12.3.0 GET /api/v1/items/48173", Zipf(1.0) by key. */
+async function generateLog(log: (line: string) => void): Promise<void> {
+  if (existsSync(LOG)) return;
+  log(`  generating ${LOG} (${LINES / 1e6}M lines)...`);
+  mkdirSync(DATA, { recursive: true });
+  const zipf = new ZipfSampler(KEYS, 1.0);
+  const random = xorshift32(12345);
+  const out = createWriteStream(`${LOG}.tmp`);
+  let lines: string[] = [];
+  for (let i = 0; i < LINES; i++) {
+    const lo = zipf.sample(random());
+    lines.push(`10.${lo % 256}.${(lo >> 8) % 256}.${lo >> 16} GET /api/v1/items/${lo}`);
+    if (lines.length === 100_000) {
+      if (!out.write(`${lines.join('\n')}\n`)) await once(out, 'drain');
+      lines = [];
+    }
+  }
+  out.end(lines.length > 0 ? `${lines.join('\n')}\n` : '');
+  await once(out, 'finish');
+  renameSync(`${LOG}.tmp`, LOG);
+}
+
+const WRAPPER = `
+import json, resource, subprocess, sys, time
+started = time.monotonic()
+with open(sys.argv[1], 'wb') as out:
+    status = subprocess.run(sys.argv[2:], stdout=out).returncode
+print(json.dumps({"seconds": time.monotonic() - started,
+                  "maxRssBytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+                  "status": status}))
+`;
+
+interface Run {
+  seconds: number;
+  maxRssBytes: number;
+  output: string;
+}
+
+function measure(command: string[]): Run {
+  const outputFile = `${DATA}output.txt`;
+  const result = JSON.parse(
+    execFileSync('python3', ['-c', WRAPPER, outputFile, ...command], { encoding: 'utf8' }),
+  ) as { seconds: number; maxRssBytes: number; status: number };
+  if (result.status !== 0) throw new Error(`${command.join(' ')} exited with ${result.status}`);
+  return { ...result, output: readFileSync(outputFile, 'utf8') };
+}
+
+/** key -> count of the top 20 of each tool. */
+function topOfHotcount(output: string): Map<string, number> {
+  const parsed = JSON.parse(output) as { top: { key: string; count: number }[] };
+  return new Map(parsed.top.map((row) => [row.key, row.count]));
+}
+
+function topOfSort(output: string): Map<string, number> {
+  const top = new Map<string, number>();
+  for (const line of output.split('\n')) {
+    const match = /^\s*(\d+) (.*)$/.exec(line);
+    if (match) top.set(match[2], Number(match[1]));
+  }
+  return top;
+}
+
+export const cliSuite: Suite = async (options) => {
+  await generateLog(options.log);
+  const bytes = statSync(LOG).size;
+  const hotcount = [process.execPath, CLI, 'top', LOG, '-k', '20', '--json'];
+  const sort = ['bash', '-c', `LC_ALL=C sort '${LOG}' | uniq -c | sort -rn | head -20`];
+  const ours: Run[] = [];
+  const theirs: Run[] = [];
+  for (let round = 0; round < options.runs; round++) {
+    ours.push(measure(hotcount));
+    theirs.push(measure(sort));
+    options.log(
+      `    round ${round + 1}/${options.runs}: hotcount ${ours[round].seconds.toFixed(2)} s ` +
+        `${formatBytes(ours[round].maxRssBytes)}, sort pipeline ${theirs[round].seconds.toFixed(2)} s ` +
+        `${formatBytes(theirs[round].maxRssBytes)}`,
+    );
+  }
+  const speedup = median(ours.map((run, i) => theirs[i].seconds / run.seconds));
+  const rssShare = median(ours.map((run, i) => run.maxRssBytes / theirs[i].maxRssBytes));
+  const a = topOfHotcount(ours[0].output);
+  const b = topOfSort(theirs[0].output);
+  const sameKeys = a.size === 20 && b.size === 20 && [...a.keys()].every((key) => b.has(key));
+  const sameCounts = sameKeys && [...a].every(([key, count]) => b.get(key) === count);
+  const workload = `${LINES / 1e6}M lines, ${formatBytes(bytes)}`;
+  return [
+    {
+      case: `hotcount top vs LC_ALL=C sort | uniq -c | sort -rn | head (${workload}): time`,
+      measured:
+        `${formatRatio(speedup)} faster (median ${median(ours.map((r) => r.seconds)).toFixed(2)} s ` +
+        `vs ${median(theirs.map((r) => r.seconds)).toFixed(2)} s)`,
+      target: 'at least 3x faster',
+      met: speedup >= 3,
+    },
+    {
+      case: 'hotcount top vs the sort pipeline: peak RSS (largest process)',
+      measured:
+        `${(rssShare * 100).toFixed(1)}% of it (median ${formatBytes(median(ours.map((r) => r.maxRssBytes)))} ` +
+        `vs ${formatBytes(median(theirs.map((r) => r.maxRssBytes)))})`,
+      target: 'at most 1/5',
+      met: rssShare <= 0.2,
+    },
+    {
+      case: 'hotcount top vs the sort pipeline: top 20',
+      measured: sameCounts
+        ? 'same 20 keys, same counts'
+        : sameKeys
+          ? 'same 20 keys, counts differ'
+          : 'different keys',
+      target: 'same top 20',
+      met: sameKeys,
+    },
+  ];
+};

@@ -1,0 +1,160 @@
+/**
+ * What every suite shares: the row it reports, the options it runs under, and the rules of
+ * measurement.
+ *
+ * Rules. Every reported figure is the median of `options.runs` (at least 5) runs. Competitors
+ * run in rotation (A, B, C, A, B, C, ...), so a slow patch of the machine hits all of them, and
+ * a ratio is taken between the runs of one round, then the median of those ratios is reported.
+ * Each timed loop returns a checksum of what it computed; checksums go to `consume`, and their
+ * sum is printed at the end, so no loop can be optimized away.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** One line of the report's table. */
+export interface Row {
+  /** What was measured, e.g. "1. increment, integer keys: sketch 2048x4 vs Map". */
+  case: string;
+  /** The figure, with its unit and the raw numbers it came from. */
+  measured: string;
+  /** The target from the issue, or "report only". */
+  target: string;
+  /** Whether the target is met; null when there is no target. */
+  met: boolean | null;
+}
+
+export interface BenchOptions {
+  /** `--full`: the 100M-event workload. */
+  full: boolean;
+  /** Events of the seed workload (10M, or 100M with --full). */
+  events: number;
+  /** Runs per figure (at least 5). */
+  runs: number;
+  /** Progress output. */
+  log: (line: string) => void;
+}
+
+/** A suite: measures, then returns its rows. run.ts runs them in order. */
+export type Suite = (options: BenchOptions) => Promise<Row[]>;
+
+let checksum = 0;
+
+/** Keeps a loop's result observable, so the loop cannot be eliminated. */
+export function consume(value: number): void {
+  checksum = (checksum + value) | 0;
+}
+
+/** The sum of every consumed result; printed by run.ts. */
+export function checksumOfAll(): number {
+  return checksum;
+}
+
+/** Monotonic nanoseconds. */
+export function nowNs(): number {
+  return Number(process.hrtime.bigint());
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** A competitor in a rotation: one call runs it once, on fresh state, over `count` operations. */
+export interface Competitor {
+  readonly name: string;
+  /** Runs `count` operations (events, hashes) and returns the nanoseconds they took. */
+  run(count: number): number;
+}
+
+// A full collection between runs, so that one competitor's garbage (a Map's old tables) is not
+// collected on another competitor's clock. run.js is started without --expose-gc (the npm script
+// stays plain), so the flag is set at startup and the function fetched from a fresh context.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** A full, synchronous garbage collection. */
+export function collectGarbage(): void {
+  gc();
+}
+
+export interface RotationOptions {
+  /** Operations per timed run. */
+  operations: number;
+  /** Operations per warm-up run; each competitor is warmed up 3 times before the rounds. */
+  warmupOperations: number;
+  /** Rounds (runs per competitor). */
+  runs: number;
+  log: (line: string) => void;
+}
+
+/**
+ * Warms every competitor up (so that each loop is optimized before it is timed), then runs them
+ * in rotation, `runs` rounds, and returns ns per operation: result.get(name)[round].
+ */
+export function rotate(
+  competitors: readonly Competitor[],
+  options: RotationOptions,
+): Map<string, number[]> {
+  const { operations, warmupOperations, runs, log } = options;
+  for (let i = 0; i < 3; i++) {
+    for (const competitor of competitors) competitor.run(warmupOperations);
+  }
+  const results = new Map<string, number[]>();
+  for (const competitor of competitors) results.set(competitor.name, []);
+  for (let round = 0; round < runs; round++) {
+    const parts: string[] = [];
+    for (const competitor of competitors) {
+      collectGarbage();
+      const ns = competitor.run(operations) / operations;
+      results.get(competitor.name)?.push(ns);
+      parts.push(`${competitor.name} ${formatNs(ns)}`);
+    }
+    log(`    round ${round + 1}/${runs}: ${parts.join(', ')}`);
+  }
+  return results;
+}
+
+/** The rounds of one competitor (its name must be in the rotation). */
+export function roundsOf(results: Map<string, number[]>, name: string): number[] {
+  const rounds = results.get(name);
+  if (rounds === undefined) throw new RangeError(`no competitor named ${name}`);
+  return rounds;
+}
+
+/** a / b round by round: each ratio within one round. */
+export function ratiosOf(a: readonly number[], b: readonly number[]): number[] {
+  return a.map((value, round) => value / b[round]);
+}
+
+/** Median over rounds of a / b, each ratio within one round. */
+export function medianRatio(a: readonly number[], b: readonly number[]): number {
+  return median(ratiosOf(a, b));
+}
+
+/** "lowest-highest" of a figure's runs, to show how much the runs spread around the median. */
+export function formatRange(values: readonly number[], format: (value: number) => string): string {
+  return `${format(Math.min(...values))}-${format(Math.max(...values))}`;
+}
+
+export function formatNs(ns: number): string {
+  return `${ns < 10 ? ns.toFixed(2) : ns < 100 ? ns.toFixed(1) : ns.toFixed(0)} ns`;
+}
+
+export function formatRatio(ratio: number): string {
+  return `${ratio < 10 ? ratio.toFixed(2) : ratio.toFixed(1)}x`;
+}
+
+export function formatBytes(bytes: number): string {
+  const abs = Math.abs(bytes);
+  if (abs < 1024) return `${bytes.toFixed(0)} B`;
+  if (abs < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+export function formatCount(n: number): string {
+  if (n >= 1e6 && n % 1e6 === 0) return `${n / 1e6}M`;
+  if (n >= 1e3 && n % 1e3 === 0) return `${n / 1e3}k`;
+  return String(n);
+}
