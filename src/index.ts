@@ -4,7 +4,7 @@ export {
   HeavyHitters,
   type HeavyHittersOptions,
 } from './limits/heavy-hitters.js';
-export { type CountMinOptions, CountMinSketch } from './sketch/count-min.js';
+export { type CountMinOptions, CountMinSketch, type SketchHandle } from './sketch/count-min.js';
 export { SATURATED } from './sketch/counters.js';
 export { DEFAULT_DEPTH, DEFAULT_WIDTH, MAX_COUNTERS } from './sketch/dimensions.js';
 export { FORMAT_VERSION } from './sketch/format.js';

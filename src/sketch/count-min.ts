@@ -26,9 +26,11 @@
  * a decrement would have to know which cells were raised by this key.
  *
  * Counters saturate instead of wrapping (see `counters.ts`). The rules below run over the
- * `Counters` seam, so local, shared and remote storage share them.
+ * `Counters` seam, so local, shared and remote storage share them. With `shared: true` the
+ * counters live in a SharedArrayBuffer (see `shared-counters.ts`): `handle` sends them to a
+ * worker_thread, where `CountMinSketch.attach(handle)` is the same sketch over the same memory.
  */
-import { rangeError, typeError } from '../errors.js';
+import { integerIn, rangeError, typeError } from '../errors.js';
 import { type Key, KeyHasher } from '../hash/key-hasher.js';
 import {
   copySecret,
@@ -38,14 +40,35 @@ import {
   secretFingerprint,
 } from '../hash/secret.js';
 import { type Counters, LocalCounters, SATURATED } from './counters.js';
-import { type DimensionOptions, resolveDimensions } from './dimensions.js';
+import { type DimensionOptions, MAX_COUNTERS, resolveDimensions } from './dimensions.js';
 import { decodeSketch, encodeSketch, readCells } from './format.js';
+import { SharedCounters } from './shared-counters.js';
 
 export interface CountMinOptions extends DimensionOptions {
   /** Conservative update (tighter estimates, no decrement). Default false. */
   conservative?: boolean;
   /** Hashing secret, at least 16 bytes. Default: 16 random bytes. Sketches to merge share it. */
   secret?: Uint8Array;
+  /**
+   * Counters in a SharedArrayBuffer, for worker_threads: send `handle` to a worker and
+   * `CountMinSketch.attach` it there. Default false.
+   */
+  shared?: boolean;
+}
+
+/**
+ * What another thread needs to attach to a shared sketch; structured-cloneable, so it can be
+ * sent with `postMessage` or `workerData`. It holds the secret: keep it inside the process.
+ */
+export interface SketchHandle {
+  /** The counters, header and total. */
+  buffer: SharedArrayBuffer;
+  width: number;
+  depth: number;
+  /** The update rule (the sketch's only flag). */
+  conservative: boolean;
+  /** A copy of the hashing secret. */
+  secret: Uint8Array;
 }
 
 /** 2^-32, to map a 32-bit hash onto [0, width) by multiplication. */
@@ -65,6 +88,8 @@ export class CountMinSketch {
   readonly depth: number;
   /** Whether this sketch uses conservative update. */
   readonly conservative: boolean;
+  /** Whether the counters are in shared memory (`shared: true` or `attach`). */
+  readonly shared: boolean;
   /** @internal The keyed hasher; HeavyHitters reuses its output to avoid hashing twice. */
   readonly hasher: KeyHasher;
   /** @internal */
@@ -73,8 +98,11 @@ export class CountMinSketch {
   private readonly fingerprint: Uint8Array;
   /** Scratch: the key's cell in each row, computed once per update. */
   private readonly rowCells: Int32Array;
+  /** Scratch: what the conservative rule read in each row. */
+  private readonly rowValues: Int32Array;
 
-  constructor(options: CountMinOptions = {}) {
+  /** `attach` is for `handle`: the memory to use instead of new counters. @internal */
+  constructor(options: CountMinOptions = {}, attach?: { name: string; buffer: unknown }) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
@@ -83,16 +111,74 @@ export class CountMinSketch {
     if (typeof conservative !== 'boolean') {
       throw typeError('conservative', 'a boolean', conservative);
     }
+    const shared = attach !== undefined || (options.shared ?? false);
+    if (typeof shared !== 'boolean') throw typeError('shared', 'a boolean', shared);
     this.width = width;
     this.depth = depth;
     this.conservative = conservative;
+    this.shared = shared;
     this.secretBytes =
       options.secret === undefined ? randomSecret() : copySecret(options.secret, 'secret');
     this.fingerprint = secretFingerprint(this.secretBytes);
     const [k0, k1] = hashKeyWords(this.secretBytes);
     this.hasher = new KeyHasher(k0, k1);
-    this.counters = new LocalCounters(width * depth);
+    this.counters =
+      attach !== undefined
+        ? SharedCounters.open(
+            attach.name,
+            attach.buffer,
+            width,
+            depth,
+            conservative,
+            this.fingerprint,
+          )
+        : shared
+          ? SharedCounters.create(width, depth, conservative, this.fingerprint)
+          : new LocalCounters(width * depth);
     this.rowCells = new Int32Array(depth);
+    this.rowValues = new Int32Array(depth);
+  }
+
+  /**
+   * The same sketch as the one `handle` came from, over the same shared memory, in this thread.
+   * TypeError for a handle that is not one (a plain ArrayBuffer, a missing field), RangeError
+   * for one whose buffer does not hold what it says (size, dimensions, rule, secret).
+   */
+  static attach(handle: SketchHandle): CountMinSketch {
+    if (handle === null || typeof handle !== 'object') {
+      throw typeError('handle', "a shared sketch's handle", handle);
+    }
+    const width = integerIn('handle.width', handle.width, 1, MAX_COUNTERS);
+    const depth = integerIn('handle.depth', handle.depth, 1, MAX_COUNTERS);
+    if (width * depth > MAX_COUNTERS) {
+      throw new RangeError(`handle.width x handle.depth must be at most 2^28 counters`);
+    }
+    if (typeof handle.conservative !== 'boolean') {
+      throw typeError('handle.conservative', 'a boolean', handle.conservative);
+    }
+    return new CountMinSketch(
+      {
+        width,
+        depth,
+        conservative: handle.conservative,
+        secret: copySecret(handle.secret, 'handle.secret'),
+      },
+      { name: 'handle.buffer', buffer: handle.buffer },
+    );
+  }
+
+  /** What a worker_thread needs to `attach` this sketch. TypeError unless it is shared. */
+  get handle(): SketchHandle {
+    if (!(this.counters instanceof SharedCounters)) {
+      throw new TypeError('handle is only defined on a sketch created with shared: true');
+    }
+    return {
+      buffer: this.counters.buffer,
+      width: this.width,
+      depth: this.depth,
+      conservative: this.conservative,
+      secret: this.secret,
+    };
   }
 
   /** Adds `by` (default 1) to `key`; returns the key's estimate after the update. */
@@ -161,24 +247,60 @@ export class CountMinSketch {
     return min;
   }
 
-  /** Conservative update: raise every row's cell to (estimate + by), saturating. */
+  /**
+   * Conservative update: raise every row's cell to (estimate + by), saturating.
+   *
+   * Written so that it never underestimates when threads update one key at once (shared
+   * storage). The obvious rule does: two threads both read the estimate m and both raise the
+   * cells to m + by, so the key gains by instead of 2 by. Here an attempt reads every cell
+   * (s_i, least m, target t = m + by), then sets each cell below t with a compare-and-set from
+   * s_i, and starts over if any of them fails. Cells of a conservative sketch only grow (no
+   * decrement; merge adds), so a set that succeeds means its cell held s_i from the read to the
+   * set. Call an attempt's span the time from its last read to its first set: throughout it,
+   * the cells it sets hold their s_i (< t) and the others hold >= t. For two successful attempts
+   * A and B of one key, [m_A, t_A) and [m_B, t_B) are disjoint:
+   * - If the spans overlap: A's least cell j holds m_A there. B cannot set j too (whichever set
+   *   came first would change j inside the other's read-to-set interval), so B skipped it,
+   *   having read >= t_B: m_A >= t_B.
+   * - If A's span ends before B's begins: B's least cell k held m_B from B's read of it to B's
+   *   set, which comes after all of A's reads. Had A set k, it did so before B read it (later
+   *   falls inside one of the read-to-set intervals), so m_B >= t_A. Had A skipped k, it read
+   *   >= t_A there, and B read that value or a later one: m_B >= t_A.
+   * So a key's successful updates, ordered by m, each start at or above the previous one's t;
+   * the last t is at least the sum of their amounts, and every cell ends at least there.
+   * Lock-free: a failed set means another thread's succeeded. (In one thread the sets never
+   * fail; LocalCounters.raiseFrom does not even compare.)
+   */
   private raiseHash(h1: number, h2: number, by: number): number {
     const counters = this.counters;
     const width = this.width;
     const depth = this.depth;
     const rowCells = this.rowCells;
-    let estimate = SATURATED;
+    const rowValues = this.rowValues;
     for (let row = 0, offset = 0; row < depth; row++, offset += width) {
       const g = (h1 + Math.imul(row, h2)) >>> 0;
-      const cell = offset + ((g * width * INV_2_32) | 0);
-      rowCells[row] = cell;
-      const value = counters.load(cell);
-      if (value < estimate) estimate = value;
+      rowCells[row] = offset + ((g * width * INV_2_32) | 0);
     }
-    const target = estimate >= SATURATED - by ? SATURATED : estimate + by;
-    for (let row = 0; row < depth; row++) counters.raise(rowCells[row], target);
-    counters.addTotal(by);
-    return target;
+    for (;;) {
+      let estimate = SATURATED;
+      for (let row = 0; row < depth; row++) {
+        const value = counters.load(rowCells[row]);
+        rowValues[row] = value;
+        if (value < estimate) estimate = value;
+      }
+      const target = estimate >= SATURATED - by ? SATURATED : estimate + by;
+      let row = 0;
+      while (
+        row < depth &&
+        (rowValues[row] >= target || counters.raiseFrom(rowCells[row], rowValues[row], target))
+      ) {
+        row++;
+      }
+      if (row === depth) {
+        counters.addTotal(by);
+        return target;
+      }
+    }
   }
 
   /** Net sum of all updates (N). */
@@ -206,9 +328,9 @@ export class CountMinSketch {
     return this.counters.saturated;
   }
 
-  /** Bytes of counter storage: 4 * width * depth. */
+  /** Bytes of counter storage: 4 * width * depth, and 1,088 more for a shared sketch's header. */
   get memoryBytes(): number {
-    return this.counters.cells.byteLength;
+    return this.counters.memoryBytes;
   }
 
   /** A copy of the hashing secret. Sensitive: whoever has it can forge collisions. */
@@ -224,6 +346,13 @@ export class CountMinSketch {
    * conservative sketch of the concatenated streams. It stays a conservative sketch: further
    * conservative updates keep every guarantee.
    * RangeError unless width, depth, secret and update rule are the same.
+   *
+   * Shared sketches, while other threads update them: each cell is added atomically, so no
+   * update is lost either way. Into a plain sketch the result is still exact. Into a
+   * conservative sketch, merge when no thread updates it (before the workers start, or after):
+   * a conservative update that runs during the merge can see some of the key's cells merged and
+   * others not, skip raising the merged ones, and leave the key below its two counts added.
+   * Reading from a shared `other` copies each of its cells once (as `toBytes` does).
    */
   merge(other: CountMinSketch): this {
     if (!(other instanceof CountMinSketch)) throw typeError('other', 'a CountMinSketch', other);
@@ -250,14 +379,24 @@ export class CountMinSketch {
     return this;
   }
 
-  /** Forgets everything counted. */
+  /**
+   * Forgets everything counted. On a shared sketch, for every thread; an update that runs
+   * during the clear may be kept whole, in some rows or the total only, or not at all, and an
+   * update that starts after it returns is counted as on a new sketch.
+   */
   clear(): void {
     this.counters.clear();
   }
 
-  /** The versioned, authenticated binary form (see README, "Binary format"). */
+  /**
+   * The versioned, authenticated binary form (see README, "Binary format"). Of a shared sketch
+   * that other threads update meanwhile: each cell is copied once, so the copy holds every
+   * update that completed before the call, and the total, read after the cells, is at least
+   * theirs (so `errorBound` of the copy covers them).
+   */
   toBytes(): Uint8Array {
     const counters = this.counters;
+    const cells = this.shared ? counters.cells.slice() : counters.cells;
     return encodeSketch(
       {
         width: this.width,
@@ -267,7 +406,7 @@ export class CountMinSketch {
         total: counters.total,
         fingerprint: this.fingerprint,
       },
-      counters.cells,
+      cells,
       this.secretBytes,
     );
   }
@@ -276,7 +415,10 @@ export class CountMinSketch {
    * Reads a sketch written by `toBytes`. RangeError for another secret, another version, a bad
    * checksum or a malformed blob; nothing is allocated before the blob's length is validated.
    */
-  static fromBytes(bytes: Uint8Array, options: { secret: Uint8Array }): CountMinSketch {
+  static fromBytes(
+    bytes: Uint8Array,
+    options: { secret: Uint8Array; shared?: boolean },
+  ): CountMinSketch {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with a secret', options);
     }
@@ -287,8 +429,9 @@ export class CountMinSketch {
       depth: header.depth,
       conservative: header.conservative,
       secret,
+      shared: options.shared ?? false,
     });
-    const counters = sketch.counters as LocalCounters;
+    const counters = sketch.counters;
     readCells(bytes, counters.cells);
     counters.restore(header.total);
     return sketch;

@@ -2,9 +2,12 @@
  * The storage seam: where a sketch's counters live.
  *
  * The update rules (plain, conservative, saturating) are written once, in `count-min.ts`, over
- * the four operations below. `LocalCounters` keeps them in an `Int32Array` of this thread; a
- * shared implementation (SharedArrayBuffer + Atomics) and a Redis one implement the same
- * operations, so the rules are never copied.
+ * the operations below. `LocalCounters` keeps them in an `Int32Array` of this thread;
+ * `SharedCounters` (shared-counters.ts) in a SharedArrayBuffer updated with Atomics, for
+ * worker_threads; a Redis storage will implement the same operations, so the rules are never
+ * copied. Every operation is written so that it stays correct when other threads run the same
+ * operations on the same cells at the same time: `add` and `raise` are read-modify-writes of
+ * one cell, and `raiseFrom` is a compare-and-set that the conservative rule retries on failure.
  *
  * Counters are 32-bit signed integers (so that every storage, shared memory and Redis included,
  * can hold them) and never wrap: a cell that reaches +/-SATURATED stays there for good (sticky),
@@ -34,10 +37,23 @@ export interface Counters {
   addEach(cells: Int32Array, count: number, delta: number): number;
   /** Raises a cell to at least `value` (<= SATURATED); a saturated cell stays as it is. */
   raise(cell: number, value: number): void;
+  /**
+   * Sets a cell that holds `expected` (read by `load`) to `value` > expected, and returns true;
+   * returns false, changing nothing, if the cell no longer holds `expected` (another thread
+   * wrote it since). A cell at -SATURATED is stuck: true, unchanged.
+   */
+  raiseFrom(cell: number, expected: number, value: number): boolean;
   /** Adds to the total. */
   addTotal(delta: number): void;
   /** Sets every cell and the total to zero, and `saturated` to false. */
   clear(): void;
+  /**
+   * Sets the total and derives `saturated` after `cells` were filled from a serialized sketch,
+   * before any other thread can see them (cells already validated by the caller).
+   */
+  restore(total: number): void;
+  /** Bytes of storage: the cells, and for shared storage its header. */
+  readonly memoryBytes: number;
 }
 
 /** Counters in an `Int32Array` owned by one thread. */
@@ -102,6 +118,16 @@ export class LocalCounters implements Counters {
   raise(cell: number, value: number): void {
     const current = this.cells[cell];
     if (current >= value || current === -SATURATED) return;
+    this.set(cell, value);
+  }
+
+  /** One thread: the cell still holds what `load` read, so the set always succeeds. */
+  raiseFrom(cell: number, expected: number, value: number): boolean {
+    if (expected !== -SATURATED) this.set(cell, value);
+    return true;
+  }
+
+  private set(cell: number, value: number): void {
     if (value === SATURATED) this.saturated = true;
     if (value > this.volume) this.volume = value;
     this.cells[cell] = value;
@@ -118,16 +144,25 @@ export class LocalCounters implements Counters {
     this.volume = 0;
   }
 
-  /** Restores state read from a serialized sketch (cells already validated by the caller). */
+  get memoryBytes(): number {
+    return this.cells.byteLength;
+  }
+
   restore(total: number): void {
     this.total = total;
-    let largest = 0;
-    for (let i = 0; i < this.cells.length; i++) {
-      const v = this.cells[i];
-      const magnitude = v < 0 ? -v : v;
-      if (magnitude > largest) largest = magnitude;
-    }
+    const largest = largestMagnitude(this.cells);
     this.saturated = largest === SATURATED;
     this.volume = largest;
   }
+}
+
+/** The largest |cell|: SATURATED if any cell is saturated. */
+export function largestMagnitude(cells: Int32Array): number {
+  let largest = 0;
+  for (let i = 0; i < cells.length; i++) {
+    const v = cells[i];
+    const magnitude = v < 0 ? -v : v;
+    if (magnitude > largest) largest = magnitude;
+  }
+  return largest;
 }

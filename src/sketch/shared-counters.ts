@@ -1,0 +1,246 @@
+/**
+ * Counters in a SharedArrayBuffer, updated with Atomics: one sketch for every worker_thread of a
+ * process, with no lock and nothing lost.
+ *
+ * Layout (all little-endian, as the platform's typed arrays):
+ *
+ *   bytes        what
+ *   0-63         header, Int32 words: 0 magic "HCSH", 1 layout version, 2 width, 3 depth,
+ *                4 flags (bit 0 conservative), 5 saturated (0 or 1), 6 next total stripe,
+ *                7 reserved, 8-9 fingerprint of the secret, 10-11 random id of this sketch
+ *   64-1087      the total, in 16 stripes of one BigInt64 each, 64 bytes (a cache line) apart
+ *   1088-        the cells, 4 * width * depth bytes, row after row (as LocalCounters)
+ *
+ * The header lets `attach` check that a buffer is what its handle says (dimensions, update rule,
+ * secret) before any cell is read. It is written once, at creation, and only read after.
+ *
+ * Cells. Every change of a cell is a compare-and-swap (CAS) that computes the saturating sum
+ * from the value it replaces, so two threads adding to one cell never lose an update and a cell
+ * never wraps: a saturated cell is never written again. `Atomics.add` would be one instruction
+ * cheaper, but it cannot saturate: it adds blindly, and no check made before it holds at the
+ * moment it runs (a thread descheduled between the check and the add can wake to find the cell
+ * saturated by others, and wrap it). So there is no "safe" case for a blind add on 32-bit
+ * cells; bench/shared.ts measures what the CAS costs against it.
+ *
+ * Total. Exact to 2^53 like the local total, so 64 bits: each sketch object (one per thread,
+ * normally) takes a stripe when it is created or attached and adds to it with `Atomics.add` on a
+ * BigInt64, so threads do not fight over one cache line; `total` is the sum of the stripes.
+ * Stripes are shared round-robin beyond 16 sketch objects, which stays correct (the adds are
+ * atomic), only slower. A thread terminated in the middle of an update cannot leave anything
+ * locked: there is no lock. Its last update may be in some rows and not others (which can only
+ * raise an estimate) and in the cells but not yet in the total.
+ */
+import { getRandomValues } from 'node:crypto';
+import { rangeError, typeError } from '../errors.js';
+import { type Counters, largestMagnitude, SATURATED } from './counters.js';
+
+const MAGIC = 0x48534348; // "HCSH" read as a little-endian u32
+const LAYOUT_VERSION = 1;
+const HEADER_BYTES = 64;
+const STRIPES = 16;
+const STRIPE_BYTES = 64;
+const CELLS_OFFSET = HEADER_BYTES + STRIPES * STRIPE_BYTES;
+const FLAG_CONSERVATIVE = 1;
+
+// Header words.
+const W_MAGIC = 0;
+const W_VERSION = 1;
+const W_WIDTH = 2;
+const W_DEPTH = 3;
+const W_FLAGS = 4;
+const W_SATURATED = 5;
+const W_NEXT_STRIPE = 6;
+const W_FINGERPRINT = 8;
+const W_ID = 10;
+
+/** BigInts of the deltas most updates use, so that adding to the total allocates nothing. */
+const SMALL = 128;
+const SMALL_BIGINTS: bigint[] = [];
+for (let i = -SMALL; i <= SMALL; i++) SMALL_BIGINTS.push(BigInt(i));
+
+/** Bytes of the SharedArrayBuffer of a width x depth sketch. */
+export function sharedBytes(width: number, depth: number): number {
+  return CELLS_OFFSET + 4 * width * depth;
+}
+
+export class SharedCounters implements Counters {
+  /** The shared memory; sent to other threads in the sketch's handle. */
+  readonly buffer: SharedArrayBuffer;
+  readonly cells: Int32Array;
+  private readonly header: Int32Array;
+  private readonly stripes: BigInt64Array;
+  /** This object's total stripe (an index into `stripes`). */
+  private readonly stripe: number;
+
+  private constructor(buffer: SharedArrayBuffer, width: number, depth: number) {
+    this.buffer = buffer;
+    this.header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
+    this.stripes = new BigInt64Array(buffer, HEADER_BYTES, (STRIPES * STRIPE_BYTES) / 8);
+    this.cells = new Int32Array(buffer, CELLS_OFFSET, width * depth);
+    const claimed = Atomics.add(this.header, W_NEXT_STRIPE, 1);
+    this.stripe = (claimed % STRIPES) * (STRIPE_BYTES / 8);
+  }
+
+  /** New shared memory for a sketch; `fingerprint` is the secret's 8-byte fingerprint. */
+  static create(
+    width: number,
+    depth: number,
+    conservative: boolean,
+    fingerprint: Uint8Array,
+  ): SharedCounters {
+    const buffer = new SharedArrayBuffer(sharedBytes(width, depth));
+    const header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
+    header[W_MAGIC] = MAGIC;
+    header[W_VERSION] = LAYOUT_VERSION;
+    header[W_WIDTH] = width;
+    header[W_DEPTH] = depth;
+    header[W_FLAGS] = conservative ? FLAG_CONSERVATIVE : 0;
+    new Uint8Array(buffer, W_FINGERPRINT * 4, 8).set(fingerprint);
+    getRandomValues(new Uint8Array(buffer, W_ID * 4, 8));
+    return new SharedCounters(buffer, width, depth);
+  }
+
+  /**
+   * The counters in `buffer`, after checking that it is the memory of a sketch of this shape,
+   * rule and secret: TypeError for something that is not a SharedArrayBuffer, RangeError for one
+   * that does not match. `name` is the parameter the errors name.
+   */
+  static open(
+    name: string,
+    buffer: unknown,
+    width: number,
+    depth: number,
+    conservative: boolean,
+    fingerprint: Uint8Array,
+  ): SharedCounters {
+    if (!(buffer instanceof SharedArrayBuffer)) {
+      throw typeError(name, "a SharedArrayBuffer (a shared sketch's handle.buffer)", buffer);
+    }
+    const expected = sharedBytes(width, depth);
+    if (buffer.byteLength !== expected) {
+      throw rangeError(
+        name,
+        `${expected} bytes long, the memory of a ${width} x ${depth} shared sketch`,
+        buffer,
+      );
+    }
+    const header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
+    if (header[W_MAGIC] !== MAGIC || header[W_VERSION] !== LAYOUT_VERSION) {
+      throw new RangeError(`${name} is not the memory of a hotcount shared sketch`);
+    }
+    if (header[W_WIDTH] !== width || header[W_DEPTH] !== depth) {
+      throw new RangeError(
+        `${name} holds a ${header[W_WIDTH]} x ${header[W_DEPTH]} sketch, not ${width} x ${depth}`,
+      );
+    }
+    if (((header[W_FLAGS] & FLAG_CONSERVATIVE) !== 0) !== conservative) {
+      throw new RangeError(
+        `${name} holds a ${conservative ? 'plain' : 'conservative'} sketch, not a ` +
+          `${conservative ? 'conservative' : 'plain'} one`,
+      );
+    }
+    const stored = new Uint8Array(buffer, W_FINGERPRINT * 4, 8);
+    for (let i = 0; i < 8; i++) {
+      if (stored[i] !== fingerprint[i]) {
+        throw new RangeError('secret does not match the secret of the shared sketch in buffer');
+      }
+    }
+    return new SharedCounters(buffer, width, depth);
+  }
+
+  /** 16 hex digits that tell this shared sketch from any other, the same in every thread. */
+  get id(): string {
+    return Buffer.from(this.buffer, W_ID * 4, 8).toString('hex');
+  }
+
+  get total(): number {
+    let sum = 0n;
+    for (let i = 0; i < this.stripes.length; i += STRIPE_BYTES / 8) {
+      sum += Atomics.load(this.stripes, i);
+    }
+    return Number(sum);
+  }
+
+  get saturated(): boolean {
+    return Atomics.load(this.header, W_SATURATED) !== 0;
+  }
+
+  get memoryBytes(): number {
+    return this.buffer.byteLength;
+  }
+
+  load(cell: number): number {
+    return Atomics.load(this.cells, cell);
+  }
+
+  add(cell: number, delta: number): number {
+    const cells = this.cells;
+    let value = Atomics.load(cells, cell);
+    for (;;) {
+      if (value === SATURATED || value === -SATURATED) return value;
+      let next = value + delta; // exact: both operands are below 2^31 in magnitude
+      if (next >= SATURATED) next = SATURATED;
+      else if (next <= -SATURATED) next = -SATURATED;
+      const seen = Atomics.compareExchange(cells, cell, value, next);
+      if (seen === value) {
+        if (next === SATURATED || next === -SATURATED) this.markSaturated();
+        return next;
+      }
+      value = seen; // another thread wrote the cell first: add to what it wrote
+    }
+  }
+
+  addEach(rowCells: Int32Array, count: number, delta: number): number {
+    let min = SATURATED;
+    for (let row = 0; row < count; row++) {
+      const value = this.add(rowCells[row], delta);
+      if (value < min) min = value;
+    }
+    return min;
+  }
+
+  raise(cell: number, value: number): void {
+    const cells = this.cells;
+    let current = Atomics.load(cells, cell);
+    while (current < value && current !== -SATURATED) {
+      const seen = Atomics.compareExchange(cells, cell, current, value);
+      if (seen === current) {
+        if (value === SATURATED) this.markSaturated();
+        return;
+      }
+      current = seen;
+    }
+  }
+
+  raiseFrom(cell: number, expected: number, value: number): boolean {
+    if (expected === -SATURATED) return true;
+    if (Atomics.compareExchange(this.cells, cell, expected, value) !== expected) return false;
+    if (value === SATURATED) this.markSaturated();
+    return true;
+  }
+
+  addTotal(delta: number): void {
+    const big = delta >= -SMALL && delta <= SMALL ? SMALL_BIGINTS[delta + SMALL] : BigInt(delta);
+    Atomics.add(this.stripes, this.stripe, big);
+  }
+
+  /**
+   * Zeroes the cells, then the total and the flag. Not atomic as a whole: an update running at
+   * the same time may survive in some rows (an overestimate) or in the total only.
+   */
+  clear(): void {
+    this.cells.fill(0);
+    for (let i = 0; i < this.stripes.length; i += STRIPE_BYTES / 8)
+      Atomics.store(this.stripes, i, 0n);
+    Atomics.store(this.header, W_SATURATED, 0);
+  }
+
+  restore(total: number): void {
+    Atomics.store(this.stripes, this.stripe, BigInt(total));
+    if (largestMagnitude(this.cells) === SATURATED) this.markSaturated();
+  }
+
+  private markSaturated(): void {
+    Atomics.store(this.header, W_SATURATED, 1);
+  }
+}
