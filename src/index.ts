@@ -2,7 +2,9 @@ export type { Key } from './hash/key-hasher.js';
 export {
   type HeavyHitter,
   HeavyHitters,
+  type HeavyHittersHandle,
   type HeavyHittersOptions,
+  type HeavyHittersTable,
 } from './limits/heavy-hitters.js';
 export { type CountMinOptions, CountMinSketch, type SketchHandle } from './sketch/count-min.js';
 export { SATURATED } from './sketch/counters.js';

@@ -16,11 +16,28 @@
  * `count`, the ranking, is the upper bound (as in Space-Saving, Metwally et al., ICDT 2005):
  * it is exact for keys that entered on their first event, and over by at most the
  * sketch's error at the time of entry otherwise, which is small because heavy keys enter early.
+ *
+ * Threads. With `shared: true` the sketch is in shared memory: `HeavyHitters.attach(handle)`
+ * in each worker gives a part with the same sketch and a table of its own. Every event is
+ * counted by one part, in the shared sketch and (once the key is tracked there) in that part's
+ * table, so exact counts of different parts are of different events and add up without
+ * counting anything twice. `combine(part.table())` brings a part's table into this one:
+ * lowerBound is the sum of the parts' exact counts; each part's (base + exact) bounds the
+ * events it saw (its base bounds everything before its entry, in any part), so their sum bounds
+ * the key when every part tracked it; upperBound is the smaller of that and the shared sketch's
+ * estimate, or the estimate alone when some part did not track the key.
  */
-import { integerIn, typeError } from '../errors.js';
+import { getRandomValues } from 'node:crypto';
+import { integerIn, rangeError, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import { type CountMinOptions, CountMinSketch, checkAmount } from '../sketch/count-min.js';
+import {
+  type CountMinOptions,
+  CountMinSketch,
+  checkAmount,
+  type SketchHandle,
+} from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
+import { SharedCounters } from '../sketch/shared-counters.js';
 import { Entry, ExactTable, entryId } from './exact-table.js';
 
 export interface HeavyHittersOptions extends CountMinOptions {
@@ -46,12 +63,55 @@ export interface HeavyHitter {
   upperBound: number;
 }
 
+/** What a worker needs to `attach` a part of shared heavy hitters; structured-cloneable. */
+export interface HeavyHittersHandle {
+  sketch: SketchHandle;
+  k: number;
+  capacity: number;
+  threshold: number;
+}
+
+/** One part's exact table, from `table()`, for `combine`; structured-cloneable. */
+export interface HeavyHittersTable {
+  /** The shared sketch the part counted into. */
+  sketchId: string;
+  /** The part it comes from: combining one part twice would count its events twice. */
+  part: string;
+  /** `exact`: counted since the key entered; `base`: bound on its count before that. */
+  entries: { key: Key; base: number; exact: number }[];
+}
+
 /** Most entries a table may hold: keeps a configuration typo from allocating gigabytes. */
 const MAX_CAPACITY = 2 ** 24;
+
+/** A key's sums over the parts that track it. */
+interface Combined {
+  key: Key;
+  exact: number;
+  upper: number;
+  parts: number;
+}
 
 /** A private copy (Buffer#slice would return a view into the caller's memory). */
 function copyBytes(bytes: Uint8Array, start: number, end: number): Uint8Array {
   return new Uint8Array(bytes.subarray(start, end));
+}
+
+/** Keys are returned and stored as copies when they are bytes. */
+function copyKey(key: Key): Key {
+  return key instanceof Uint8Array ? copyBytes(key, 0, key.length) : key;
+}
+
+function checkKey(name: string, key: unknown): Key {
+  if (
+    typeof key === 'string' ||
+    typeof key === 'bigint' ||
+    key instanceof Uint8Array ||
+    (typeof key === 'number' && Number.isFinite(key))
+  ) {
+    return key;
+  }
+  throw typeError(name, 'a string, a finite number, a bigint or a Uint8Array', key);
 }
 
 function sameKey(stored: Key, key: Key): boolean {
@@ -75,9 +135,14 @@ export class HeavyHitters {
   readonly threshold: number;
   /** The first stage: estimates for every key, tracked or not. */
   readonly sketch: CountMinSketch;
-  private readonly table: ExactTable;
+  private readonly exactTable: ExactTable;
+  /** This part's name in the tables it exports. */
+  private readonly part = Buffer.from(getRandomValues(new Uint8Array(8))).toString('hex');
+  /** Tables of other parts, from `combine`. */
+  private readonly combined: HeavyHittersTable[] = [];
 
-  constructor(options: HeavyHittersOptions) {
+  /** `sketch` is for `attach`: the shared sketch to use instead of a new one. @internal */
+  constructor(options: HeavyHittersOptions, sketch?: CountMinSketch) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with k', options);
     }
@@ -90,8 +155,82 @@ export class HeavyHitters {
       options.threshold === undefined ? 1 : integerIn('threshold', options.threshold, 1, SATURATED);
     // Conservative update by default: heavy hitters never decrement, and tighter estimates
     // mean fewer cold keys pass the filter and smaller bounds for those that do.
-    this.sketch = new CountMinSketch({ ...options, conservative: options.conservative ?? true });
-    this.table = new ExactTable(this.capacity);
+    this.sketch =
+      sketch ?? new CountMinSketch({ ...options, conservative: options.conservative ?? true });
+    this.exactTable = new ExactTable(this.capacity);
+  }
+
+  /** A part of the heavy hitters `handle` came from, in this thread: same sketch, own table. */
+  static attach(handle: HeavyHittersHandle): HeavyHitters {
+    if (handle === null || typeof handle !== 'object') {
+      throw typeError('handle', "a shared HeavyHitters' handle", handle);
+    }
+    const { k, capacity, threshold } = handle;
+    return new HeavyHitters({ k, capacity, threshold }, CountMinSketch.attach(handle.sketch));
+  }
+
+  /** What a worker needs to `attach` a part. TypeError unless created with `shared: true`. */
+  get handle(): HeavyHittersHandle {
+    return {
+      sketch: this.sketch.handle,
+      k: this.k,
+      capacity: this.capacity,
+      threshold: this.threshold,
+    };
+  }
+
+  /** This part's exact table (not the tables combined into it), to `combine` elsewhere. */
+  table(): HeavyHittersTable {
+    return {
+      sketchId: this.sketchId(),
+      part: this.part,
+      entries: this.exactTable.entries().map((entry) => ({
+        key: copyKey(entry.key),
+        base: entry.base,
+        exact: entry.exact,
+      })),
+    };
+  }
+
+  /**
+   * Adds another part's table (from `table()` in a thread attached to the same shared sketch),
+   * so that `top()` reports the keys of all parts. RangeError for a table of another sketch or
+   * of a part already counted here (this one included); TypeError for one that is malformed.
+   */
+  combine(table: HeavyHittersTable): this {
+    if (table === null || typeof table !== 'object' || !Array.isArray(table.entries)) {
+      throw typeError('table', "a HeavyHitters part's table()", table);
+    }
+    if (table.sketchId !== this.sketchId()) {
+      throw new RangeError('table comes from a part of another sketch');
+    }
+    if (table.part === this.part || this.combined.some((other) => other.part === table.part)) {
+      throw new RangeError('table is of a part already counted here: it would count twice');
+    }
+    if (table.entries.length > MAX_CAPACITY) {
+      throw rangeError('table.entries', `at most ${MAX_CAPACITY} entries`, table.entries);
+    }
+    const entries = table.entries.map((entry, i) => {
+      const name = `table.entries[${i}]`;
+      if (entry === null || typeof entry !== 'object') throw typeError(name, 'an entry', entry);
+      return {
+        key: copyKey(checkKey(`${name}.key`, entry.key)),
+        base: integerIn(`${name}.base`, entry.base, 0, Number.MAX_SAFE_INTEGER),
+        exact: integerIn(`${name}.exact`, entry.exact, 0, Number.MAX_SAFE_INTEGER),
+      };
+    });
+    this.combined.push({ sketchId: table.sketchId, part: table.part, entries });
+    return this;
+  }
+
+  private sketchId(): string {
+    const counters = this.sketch.counters;
+    if (!(counters instanceof SharedCounters)) {
+      throw new TypeError(
+        'tables combine only over a shared sketch: create the HeavyHitters with shared: true',
+      );
+    }
+    return counters.id;
   }
 
   /** Counts `by` (default 1) more of `key`. */
@@ -101,21 +240,14 @@ export class HeavyHitters {
     sketch.hasher.hash(key);
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
     const id = entryId(sketch.hasher.h1);
-    for (let entry = this.table.first(id); entry !== undefined; entry = entry.next) {
+    for (let entry = this.exactTable.first(id); entry !== undefined; entry = entry.next) {
       if (sameKey(entry.key, key)) {
-        this.table.bump(entry, by);
+        this.exactTable.bump(entry, by);
         return;
       }
     }
     if (this.admits(estimate)) {
-      this.table.insert(
-        new Entry(
-          id,
-          key instanceof Uint8Array ? copyBytes(key, 0, key.length) : key,
-          estimate - by,
-          by,
-        ),
-      );
+      this.exactTable.insert(new Entry(id, copyKey(key), estimate - by, by));
     }
   }
 
@@ -129,38 +261,69 @@ export class HeavyHitters {
     sketch.hasher.hashBytes(bytes, start, end);
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
     const id = entryId(sketch.hasher.h1);
-    for (let entry = this.table.first(id); entry !== undefined; entry = entry.next) {
+    for (let entry = this.exactTable.first(id); entry !== undefined; entry = entry.next) {
       if (sameRange(entry.key, bytes, start, end)) {
-        this.table.bump(entry, by);
+        this.exactTable.bump(entry, by);
         return;
       }
     }
     if (this.admits(estimate)) {
-      this.table.insert(new Entry(id, copyBytes(bytes, start, end), estimate - by, by));
+      this.exactTable.insert(new Entry(id, copyBytes(bytes, start, end), estimate - by, by));
     }
   }
 
   private admits(estimate: number): boolean {
     if (estimate < this.threshold) return false;
-    const table = this.table;
+    const table = this.exactTable;
     return table.size < table.capacity || estimate > (table.smallest() as Entry).upper;
   }
 
-  /** The `n` (default k) heaviest tracked keys, by count, descending. */
+  /** The `n` (default k) heaviest tracked keys of every part combined, by count, descending. */
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
     const sketch = this.sketch;
+    const parts = 1 + this.combined.length;
     const rows: HeavyHitter[] = [];
-    for (const entry of this.table.entries()) {
-      const estimate = sketch.estimate(entry.key);
-      // A saturated estimate reads "at least 2^31 - 1": it bounds nothing from above.
-      const upper = estimate < SATURATED && estimate < entry.upper ? estimate : entry.upper;
-      const key =
-        entry.key instanceof Uint8Array ? copyBytes(entry.key, 0, entry.key.length) : entry.key;
-      rows.push({ key, count: upper, lowerBound: entry.exact, upperBound: upper });
+    for (const { key, exact, upper: partsUpper, parts: tracked } of this.combinedEntries()) {
+      const estimate = sketch.estimate(key);
+      // A saturated estimate reads "at least 2^31 - 1": it bounds nothing from above. Neither
+      // do the parts' sums when some part did not track the key.
+      const fromParts = tracked === parts ? partsUpper : Number.POSITIVE_INFINITY;
+      const fromSketch = estimate < SATURATED ? estimate : Number.POSITIVE_INFINITY;
+      const bound = Math.min(fromParts, fromSketch);
+      const upper = bound === Number.POSITIVE_INFINITY ? estimate : bound;
+      rows.push({ key: copyKey(key), count: upper, lowerBound: exact, upperBound: upper });
     }
     rows.sort((a, b) => b.count - a.count || b.lowerBound - a.lowerBound);
     return rows.slice(0, n);
+  }
+
+  /** Own entries, summed key by key with the entries of combined tables. */
+  private combinedEntries(): Combined[] {
+    const own = this.exactTable
+      .entries()
+      .map((entry) => ({ key: entry.key, exact: entry.exact, upper: entry.upper, parts: 1 }));
+    if (this.combined.length === 0) return own;
+    const byValue = new Map<Key, Combined>();
+    const byBytes = new Map<string, Combined>();
+    const add = (key: Key, exact: number, upper: number): void => {
+      const bytes = key instanceof Uint8Array ? Buffer.from(key).toString('latin1') : undefined;
+      const found = bytes === undefined ? byValue.get(key) : byBytes.get(bytes);
+      if (found !== undefined) {
+        found.exact += exact;
+        found.upper += upper;
+        found.parts++;
+        return;
+      }
+      const entry = { key, exact, upper, parts: 1 };
+      if (bytes === undefined) byValue.set(key, entry);
+      else byBytes.set(bytes, entry);
+    };
+    for (const entry of own) add(entry.key, entry.exact, entry.upper);
+    for (const table of this.combined) {
+      for (const entry of table.entries) add(entry.key, entry.exact, entry.base + entry.exact);
+    }
+    return [...byValue.values(), ...byBytes.values()];
   }
 
   /** Total of all updates. */
@@ -168,9 +331,10 @@ export class HeavyHitters {
     return this.sketch.total;
   }
 
-  /** Forgets everything counted. */
+  /** Forgets everything counted, and the combined tables; a shared sketch for every part. */
   clear(): void {
     this.sketch.clear();
-    this.table.clear();
+    this.exactTable.clear();
+    this.combined.length = 0;
   }
 }

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import fc from 'fast-check';
+import { HeavyHitters, type HeavyHittersTable } from '../../src/index.js';
+import type { HittersTask } from '../helpers/hitters-worker.js';
+import { zipf } from '../helpers/zipf.js';
+
+const WORKER = new URL('../helpers/hitters-worker.js', import.meta.url);
+
+test('parts over one shared sketch, combined: every bound holds, nothing is counted twice', () => {
+  const keyArb = fc.oneof(
+    fc.integer({ min: 0, max: 40 }),
+    fc.constantFrom('x', 'y'),
+    fc.constantFrom(Uint8Array.of(1, 2), Uint8Array.of(3)),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(keyArb, fc.integer({ min: 0, max: 2 }), fc.integer({ min: 1, max: 9 })), {
+        maxLength: 400,
+      }),
+      fc.integer({ min: 1, max: 4 }),
+      (stream, k) => {
+        const main = new HeavyHitters({ k, capacity: 2 * k, width: 16, depth: 2, shared: true });
+        const parts = [main, HeavyHitters.attach(main.handle), HeavyHitters.attach(main.handle)];
+        const truth = new Map<string, number>();
+        const name = (key: unknown) =>
+          key instanceof Uint8Array ? `bytes:${key.join(',')}` : `${typeof key}:${String(key)}`;
+        for (const [key, part, by] of stream) {
+          parts[part].add(key, by);
+          truth.set(name(key), (truth.get(name(key)) ?? 0) + by);
+        }
+        main.combine(parts[1].table()).combine(parts[2].table());
+        const rows = main.top(1000);
+        assert.ok(rows.length <= 3 * 2 * k);
+        const seen = new Set<string>();
+        for (const row of rows) {
+          assert.ok(!seen.has(name(row.key)), 'one row per key');
+          seen.add(name(row.key));
+          const count = truth.get(name(row.key)) ?? 0;
+          assert.ok(
+            row.lowerBound <= count && count <= row.upperBound,
+            `${name(row.key)}: ${count} outside [${row.lowerBound}, ${row.upperBound}]`,
+          );
+        }
+        assert.equal(
+          main.total,
+          [...truth.values()].reduce((a, b) => a + b, 0),
+        );
+      },
+    ),
+  );
+});
+
+test('keys that fit in every table are counted exactly across the parts', () => {
+  const main = new HeavyHitters({ k: 10, shared: true });
+  const other = HeavyHitters.attach(main.handle);
+  for (let key = 1; key <= 10; key++) {
+    for (let i = 0; i < key; i++) main.add(`key-${key}`);
+    for (let i = 0; i < 100 * key; i++) other.add(`key-${key}`);
+  }
+  const rows = main.combine(other.table()).top();
+  assert.deepEqual(
+    rows.map((row) => [row.key, row.lowerBound, row.upperBound]),
+    [10, 9, 8, 7, 6, 5, 4, 3, 2, 1].map((key) => [`key-${key}`, 101 * key, 101 * key]),
+  );
+});
+
+test('a key that some part saw without tracking it is bounded by the sketch, not by the parts that tracked it', () => {
+  const main = new HeavyHitters({ k: 2, capacity: 2, shared: true });
+  const busy = HeavyHitters.attach(main.handle);
+  main.add('x');
+  // busy's table is full of keys far heavier than x, so it never lets x in.
+  busy.add('heavy-1', 1_000_000);
+  busy.add('heavy-2', 1_000_000);
+  for (let i = 0; i < 100; i++) busy.add('x');
+  const row = main
+    .combine(busy.table())
+    .top(3)
+    .find((r) => r.key === 'x');
+  assert.ok(row !== undefined);
+  assert.equal(row.lowerBound, 1, 'main counted one x exactly');
+  assert.ok(row.upperBound >= 101, `upper bound ${row.upperBound} misses what busy saw`);
+});
+
+test('4 worker threads on a Zipf stream report the top keys of the single-threaded run, within bounds', async () => {
+  const keys = 100_000;
+  const events = 2_000_000;
+  const seed = 7;
+  const hitters = new HeavyHitters({ k: 20, shared: true });
+  const tasks: HittersTask[] = [0, 1, 2, 3].map((part) => ({
+    handle: hitters.handle,
+    keys,
+    seed,
+    events,
+    part,
+    parts: 4,
+  }));
+  const tables = await Promise.all(
+    tasks.map(async (task) => {
+      const worker = new Worker(WORKER, { workerData: task });
+      const [table] = (await once(worker, 'message')) as [HeavyHittersTable];
+      await worker.terminate();
+      return table;
+    }),
+  );
+  for (const table of tables) hitters.combine(table);
+
+  const single = new HeavyHitters({ k: 20 });
+  const truth = new Int32Array(keys);
+  const next = zipf(keys, 1.0, seed);
+  for (let i = 0; i < events; i++) {
+    const key = next();
+    truth[key]++;
+    single.add(key);
+  }
+  const threaded = hitters.top();
+  assert.deepEqual(
+    threaded.map((row) => row.key),
+    single.top().map((row) => row.key),
+  );
+  for (const row of threaded) {
+    const count = truth[row.key as number];
+    assert.ok(row.lowerBound <= count && count <= row.upperBound, `key ${row.key}`);
+  }
+  assert.equal(hitters.total, events);
+});
+
+test('combine refuses tables it cannot add without error', () => {
+  const main = new HeavyHitters({ k: 2, shared: true });
+  const part = HeavyHitters.attach(main.handle);
+  part.add('a');
+  const table = part.table();
+  assert.throws(() => main.combine(main.table()), /already counted/);
+  main.combine(table);
+  assert.throws(() => main.combine(table), /already counted/);
+  const elsewhere = new HeavyHitters({ k: 2, shared: true });
+  assert.throws(
+    () => elsewhere.combine(HeavyHitters.attach(main.handle).table()),
+    /another sketch/,
+  );
+  const fresh = () => HeavyHitters.attach(main.handle).table();
+  for (const [bad, type, message] of [
+    [null, TypeError, /table/],
+    [{ ...fresh(), entries: 'x' }, TypeError, /table/],
+    [{ ...fresh(), entries: [{ key: {}, base: 0, exact: 1 }] }, TypeError, /entries\[0\]\.key/],
+    [{ ...fresh(), entries: [{ key: 'k', base: -1, exact: 1 }] }, RangeError, /entries\[0\]\.base/],
+    [{ ...fresh(), entries: [{ key: 'k', base: 0, exact: 0.5 }] }, RangeError, /exact/],
+  ] as const) {
+    assert.throws(
+      () => main.combine(bad as never),
+      (e: unknown) => e instanceof type && message.test((e as Error).message),
+    );
+  }
+  assert.throws(() => new HeavyHitters({ k: 2 }).table(), /shared: true/);
+  assert.throws(() => new HeavyHitters({ k: 2 }).handle, TypeError);
+  assert.throws(() => HeavyHitters.attach(null as never), TypeError);
+});
