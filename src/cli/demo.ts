@@ -7,7 +7,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { formatBytes, keyText, renderJson, renderTable } from './render.js';
-import { TopCounter, type TopOptions } from './top.js';
+import type { TopOptions } from './top.js';
+import { TopCounter } from './top-counter.js';
 import { xorshift32, ZipfSampler } from './zipf.js';
 
 const EVENTS = 2_000_000;

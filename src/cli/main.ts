@@ -2,7 +2,8 @@
 /** The `hotcount` command. */
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
-import { InputError, parseTopArgs, runTop, TOP_USAGE, UsageError } from './top.js';
+import { InputError, UsageError } from './errors.js';
+import { parseTopArgs, runTop, TOP_USAGE } from './top.js';
 
 const USAGE = `Usage: hotcount <command> [options]
 

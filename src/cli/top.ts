@@ -7,16 +7,11 @@
  */
 import { createReadStream, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { HeavyHitters } from '../limits/heavy-hitters.js';
-import { FieldPicker } from './fields.js';
-import { LineSplitter } from './line-splitter.js';
+import { InputError, UsageError } from './errors.js';
 import { Progress } from './progress.js';
-import { renderJson, renderTable, type Summary } from './render.js';
-
-/** A bad flag or argument: exit code 2, with the usage hint. */
-export class UsageError extends Error {}
-/** An input that cannot be read: exit code 1. */
-export class InputError extends Error {}
+import { renderJson, renderTable } from './render.js';
+import { TopCounter } from './top-counter.js';
+import { countInThreads } from './top-threads.js';
 
 export const TOP_USAGE = `Usage: hotcount top [FILE...] [options]
 
@@ -28,10 +23,15 @@ Options:
   -f, --field N      count field N (from 1) of each line instead of the whole line
   -d, --delimiter D  fields are separated by D (default: runs of blanks, as awk)
       --epsilon E    sketch error as a fraction of the lines counted (default: width 16384)
+      --threads N    count the FILEs in N worker threads, one shared sketch (default 1;
+                     standard input is always read by one)
       --json         print JSON instead of a table
       --demo         count an embedded, generated demo stream and compare with a Map
   -h, --help         show this help
 `;
+
+/** More threads than this is a typo: each is a V8 isolate of its own. */
+const MAX_THREADS = 256;
 
 export interface TopOptions {
   files: string[];
@@ -39,6 +39,7 @@ export interface TopOptions {
   field: number | undefined;
   delimiter: Uint8Array;
   epsilon: number | undefined;
+  threads: number;
   json: boolean;
   demo: boolean;
   help: boolean;
@@ -82,12 +83,15 @@ export function parseTopArgs(args: string[]): TopOptions {
     }
   }
   if (values.demo && positionals.length > 0) throw new UsageError('--demo takes no FILE');
+  const threads = integerFlag('--threads', values.threads, 1, MAX_THREADS);
+  if (values.demo && threads > 1) throw new UsageError('--threads splits FILEs; --demo has none');
   return {
     files: positionals,
     k,
     field,
     delimiter,
     epsilon,
+    threads,
     json: values.json ?? false,
     demo: values.demo ?? false,
     help: values.help ?? false,
@@ -104,6 +108,7 @@ function parse(args: string[]) {
       field: { type: 'string', short: 'f' },
       delimiter: { type: 'string', short: 'd' },
       epsilon: { type: 'string' },
+      threads: { type: 'string' },
       json: { type: 'boolean' },
       demo: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -128,65 +133,12 @@ export function fileSizes(files: string[]): number[] {
   });
 }
 
-/** Counts sources one after another (a last line without newline does not join the next). */
-export class TopCounter {
-  readonly hitters: HeavyHitters;
-  readonly splitter: LineSplitter;
-  /** Seconds spent counting (not waiting for input). */
-  busySeconds = 0;
-  private noField = 0;
-
-  constructor(options: Pick<TopOptions, 'k' | 'field' | 'delimiter' | 'epsilon'>) {
-    const hitters = new HeavyHitters(
-      options.epsilon === undefined ? { k: options.k } : { k: options.k, epsilon: options.epsilon },
-    );
-    this.hitters = hitters;
-    if (options.field === undefined) {
-      this.splitter = new LineSplitter((bytes, start, end) =>
-        hitters.addBytes(bytes, start, end, 1),
-      );
-    } else {
-      const picker = new FieldPicker(options.field, options.delimiter);
-      this.splitter = new LineSplitter((bytes, start, end) => {
-        if (picker.pick(bytes, start, end) && picker.end > picker.start) {
-          hitters.addBytes(bytes, picker.start, picker.end, 1);
-        } else {
-          this.noField++;
-        }
-      });
-    }
-  }
-
-  async count(source: AsyncIterable<Uint8Array>, progress?: Progress): Promise<void> {
-    for await (const chunk of source) {
-      const started = performance.now();
-      this.splitter.push(chunk);
-      this.busySeconds += (performance.now() - started) / 1000;
-      progress?.advance(chunk.length);
-    }
-    this.splitter.end();
-  }
-
-  summary(seconds: number): Summary {
-    const sketch = this.hitters.sketch;
-    return {
-      rows: this.hitters.top(),
-      total: this.hitters.total,
-      skipped: this.splitter.skipped + this.noField,
-      sketchBytes: sketch.memoryBytes,
-      width: sketch.width,
-      depth: sketch.depth,
-      errorBound: sketch.errorBound,
-      seconds,
-    };
-  }
-}
-
 export async function runTop(options: TopOptions): Promise<void> {
   const sizes = fileSizes(options.files);
-  const counter = new TopCounter(options);
   const started = performance.now();
+  let counter: TopCounter;
   if (options.files.length === 0) {
+    counter = new TopCounter(options);
     await counter.count(process.stdin);
   } else {
     const progress = Progress.forFiles(
@@ -194,8 +146,13 @@ export async function runTop(options: TopOptions): Promise<void> {
       sizes.reduce((a, b) => a + b, 0),
     );
     try {
-      for (const file of options.files) {
-        await counter.count(createReadStream(file, { highWaterMark: 1 << 20 }), progress);
+      if (options.threads > 1) {
+        counter = await countInThreads(options, options.files, sizes, options.threads, progress);
+      } else {
+        counter = new TopCounter(options);
+        for (const file of options.files) {
+          await counter.count(createReadStream(file, { highWaterMark: 1 << 20 }), progress);
+        }
       }
     } finally {
       progress?.finish();

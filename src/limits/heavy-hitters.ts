@@ -77,6 +77,8 @@ export interface HeavyHittersTable {
   sketchId: string;
   /** The part it comes from: combining one part twice would count its events twice. */
   part: string;
+  /** The amounts the part counted, all keys together; a part that counted nothing is no part. */
+  counted: number;
   /** `exact`: counted since the key entered; `base`: bound on its count before that. */
   entries: { key: Key; base: number; exact: number }[];
 }
@@ -140,6 +142,8 @@ export class HeavyHitters {
   private readonly part = Buffer.from(getRandomValues(new Uint8Array(8))).toString('hex');
   /** Tables of other parts, from `combine`. */
   private readonly combined: HeavyHittersTable[] = [];
+  /** The amounts this part counted (the sketch's total also holds other parts'). */
+  private counted = 0;
 
   /** `sketch` is for `attach`: the shared sketch to use instead of a new one. @internal */
   constructor(options: HeavyHittersOptions, sketch?: CountMinSketch) {
@@ -184,6 +188,7 @@ export class HeavyHitters {
     return {
       sketchId: this.sketchId(),
       part: this.part,
+      counted: this.counted,
       entries: this.exactTable.entries().map((entry) => ({
         key: copyKey(entry.key),
         base: entry.base,
@@ -219,7 +224,8 @@ export class HeavyHitters {
         exact: integerIn(`${name}.exact`, entry.exact, 0, Number.MAX_SAFE_INTEGER),
       };
     });
-    this.combined.push({ sketchId: table.sketchId, part: table.part, entries });
+    const counted = integerIn('table.counted', table.counted, 0, Number.MAX_SAFE_INTEGER);
+    this.combined.push({ sketchId: table.sketchId, part: table.part, counted, entries });
     return this;
   }
 
@@ -236,6 +242,7 @@ export class HeavyHitters {
   /** Counts `by` (default 1) more of `key`. */
   add(key: Key, by = 1): void {
     checkAmount(by);
+    this.counted += by;
     const sketch = this.sketch;
     sketch.hasher.hash(key);
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
@@ -257,6 +264,7 @@ export class HeavyHitters {
    * @internal
    */
   addBytes(bytes: Uint8Array, start: number, end: number, by: number): void {
+    this.counted += by;
     const sketch = this.sketch;
     sketch.hasher.hashBytes(bytes, start, end);
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
@@ -282,7 +290,8 @@ export class HeavyHitters {
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
     const sketch = this.sketch;
-    const parts = 1 + this.combined.length;
+    let parts = this.counted > 0 ? 1 : 0;
+    for (const table of this.combined) if (table.counted > 0) parts++;
     const rows: HeavyHitter[] = [];
     for (const { key, exact, upper: partsUpper, parts: tracked } of this.combinedEntries()) {
       const estimate = sketch.estimate(key);
@@ -298,7 +307,10 @@ export class HeavyHitters {
     return rows.slice(0, n);
   }
 
-  /** Own entries, summed key by key with the entries of combined tables. */
+  /**
+   * Own entries, summed key by key with the entries of combined tables. Parts that counted
+   * nothing are left out: their entries count 0 exactly and they saw no event to bound.
+   */
   private combinedEntries(): Combined[] {
     const own = this.exactTable
       .entries()
@@ -319,8 +331,9 @@ export class HeavyHitters {
       if (bytes === undefined) byValue.set(key, entry);
       else byBytes.set(bytes, entry);
     };
-    for (const entry of own) add(entry.key, entry.exact, entry.upper);
+    if (this.counted > 0) for (const entry of own) add(entry.key, entry.exact, entry.upper);
     for (const table of this.combined) {
+      if (table.counted === 0) continue;
       for (const entry of table.entries) add(entry.key, entry.exact, entry.base + entry.exact);
     }
     return [...byValue.values(), ...byBytes.values()];
@@ -336,5 +349,6 @@ export class HeavyHitters {
     this.sketch.clear();
     this.exactTable.clear();
     this.combined.length = 0;
+    this.counted = 0;
   }
 }

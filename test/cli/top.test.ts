@@ -145,6 +145,55 @@ test('a missing file or a bad flag exits non-zero with a clear message', () => {
   assert.match(directory.stderr, /is a directory/);
 });
 
+test('--threads N reports what one thread reports, across files, CRLF, empty lines and cut lines', () => {
+  // 60 keys of 60 lengths (so that cuts fall anywhere, inside lines too), key j j + 1 times,
+  // in a shuffled order: fewer keys than the tables hold, so both runs count exactly.
+  const lines: string[] = [];
+  for (let j = 0; j < 60; j++) for (let n = 0; n <= j; n++) lines.push(`k${j}-${'-'.repeat(j)}`);
+  for (let i = lines.length - 1, state = 7; i > 0; i--) {
+    state = (state * 48271) % 2147483647;
+    const other = state % (i + 1);
+    [lines[i], lines[other]] = [lines[other], lines[i]];
+  }
+  const files = [
+    file('t1.log', `${lines.slice(0, 600).join('\r\n')}\r\n\n`),
+    file('t2.log', ''),
+    file('t3.log', lines.slice(600, 1500).join('\n')), // no final newline
+    file('t4.log', `\n\n${lines.slice(1500).join('\n')}\n`),
+  ];
+  const one = json(['top', '-k', '60', ...files]);
+  assert.equal(one.total, lines.length);
+  assert.equal(one.top[0].count, 60);
+  assert.equal(one.top[0].lowerBound, 60);
+  for (const threads of ['2', '3', '7']) {
+    const many = json(['top', '-k', '60', '--threads', threads, ...files]);
+    assert.deepEqual(many.top, one.top, `--threads ${threads}`);
+    assert.equal(many.total, one.total);
+    assert.equal(many.skipped, one.skipped);
+  }
+  const field = ['top', '-f', '2', '-d', '-', ...files];
+  assert.deepEqual(json([...field, '--threads', '3']).top, json(field).top);
+});
+
+test('--threads: standard input keeps one reader; bad counts and missing files are refused', () => {
+  assert.deepEqual(
+    json(['top', '--threads', '4'], 'a\nb\na\n').top.map((row) => [row.key, row.count]),
+    [
+      ['a', 2],
+      ['b', 1],
+    ],
+  );
+  for (const bad of ['0', 'two', '1000']) {
+    const result = hotcount(['top', '--threads', bad, join(dir, 'counts.log')]);
+    assert.equal(result.status, 2, bad);
+    assert.match(result.stderr, /--threads/);
+  }
+  assert.equal(hotcount(['top', '--demo', '--threads', '2']).status, 2);
+  const missing = hotcount(['top', '--threads', '2', join(dir, 'counts.log'), join(dir, 'nope')]);
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /cannot read '.*nope': no such file/);
+});
+
 test('--epsilon sizes the sketch', () => {
   const result = hotcount(['top', '--epsilon', '0.001', '--json'], 'a\n');
   assert.equal(JSON.parse(result.stdout).sketch.width, Math.ceil(Math.E / 0.001));

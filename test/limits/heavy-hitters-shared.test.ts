@@ -54,17 +54,21 @@ test('parts over one shared sketch, combined: every bound holds, nothing is coun
 });
 
 test('keys that fit in every table are counted exactly across the parts', () => {
+  // The main part only combines, as `hotcount top --threads` does: having counted nothing, it
+  // is no part that could have missed a key.
   const main = new HeavyHitters({ k: 10, shared: true });
-  const other = HeavyHitters.attach(main.handle);
+  const a = HeavyHitters.attach(main.handle);
+  const b = HeavyHitters.attach(main.handle);
   for (let key = 1; key <= 10; key++) {
-    for (let i = 0; i < key; i++) main.add(`key-${key}`);
-    for (let i = 0; i < 100 * key; i++) other.add(`key-${key}`);
+    for (let i = 0; i < key; i++) a.add(`key-${key}`);
+    for (let i = 0; i < 100 * key; i++) b.add(`key-${key}`);
   }
-  const rows = main.combine(other.table()).top();
+  const rows = main.combine(a.table()).combine(b.table()).top();
   assert.deepEqual(
     rows.map((row) => [row.key, row.lowerBound, row.upperBound]),
     [10, 9, 8, 7, 6, 5, 4, 3, 2, 1].map((key) => [`key-${key}`, 101 * key, 101 * key]),
   );
+  assert.equal(a.table().counted + b.table().counted, main.total);
 });
 
 test('a key that some part saw without tracking it is bounded by the sketch, not by the parts that tracked it', () => {
@@ -147,6 +151,7 @@ test('combine refuses tables it cannot add without error', () => {
     [{ ...fresh(), entries: [{ key: {}, base: 0, exact: 1 }] }, TypeError, /entries\[0\]\.key/],
     [{ ...fresh(), entries: [{ key: 'k', base: -1, exact: 1 }] }, RangeError, /entries\[0\]\.base/],
     [{ ...fresh(), entries: [{ key: 'k', base: 0, exact: 0.5 }] }, RangeError, /exact/],
+    [{ ...fresh(), counted: undefined }, TypeError, /table\.counted/],
   ] as const) {
     assert.throws(
       () => main.combine(bad as never),
