@@ -328,7 +328,7 @@ export class CountMinSketch {
     return this.counters.saturated;
   }
 
-  /** Bytes of counter storage: 4 * width * depth, and 1,088 more for a shared sketch's header. */
+  /** Bytes of counter storage: 4 * width * depth, and 4,160 more for a shared sketch's header and total. */
   get memoryBytes(): number {
     return this.counters.memoryBytes;
   }

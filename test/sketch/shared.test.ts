@@ -330,5 +330,25 @@ test('a shared sketch round-trips through bytes, into shared memory again', () =
   const attached = CountMinSketch.attach(restored.handle);
   assert.equal(attached.estimate('k'), 12);
   assert.equal(attached.total, 12 + SATURATED);
-  assert.equal(restored.memoryBytes, 64 * 3 * 4 + 1088);
+  assert.equal(restored.memoryBytes, 64 * 3 * 4 + 4160);
+});
+
+test('the total stays exact past 2^31 per thread and past every word of the shared total', () => {
+  // Each add of 2^31 - 1 fills a 32-bit word of the total; 1,100 of them use up the pool of
+  // words and go on in the 64-bit overflow.
+  const sketch = new CountMinSketch({ width: 2048, depth: 2, secret, shared: true });
+  const other = CountMinSketch.attach(sketch.handle);
+  for (let i = 0; i < 1100; i++) {
+    (i % 3 === 0 ? other : sketch).increment(`key-${i}`, SATURATED);
+    if (i % 7 === 0) sketch.increment('small', 1);
+  }
+  assert.equal(sketch.total, 1100 * SATURATED + 158);
+  assert.equal(other.total, sketch.total);
+  sketch.decrement('small', 3);
+  assert.equal(sketch.total, 1100 * SATURATED + 155);
+  sketch.clear();
+  assert.equal(sketch.total, 0);
+  other.increment('x', 5);
+  sketch.increment('x', SATURATED);
+  assert.equal(other.total, SATURATED + 5, 'words are reused after clear');
 });
