@@ -3,6 +3,8 @@
  * bench/REPORT.md, between the markers below (text outside the markers is kept).
  *
  * Default: 1M keys, 10M events, a few minutes on 2 cores. `--full`: 100M events.
+ * `--only NAME` runs one suite and prints its rows without touching the report (for work on
+ * that suite; the report always holds a whole run).
  * A new suite is one function returning rows (see `Suite` in measure.ts), added to SUITES.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,11 +23,13 @@ import {
   type Suite,
 } from './measure.js';
 import { memorySuite } from './memory.js';
+import { sharedSuite } from './shared.js';
 import { KEY_COUNT, SEED } from './workload.js';
 
 const SUITES: [name: string, suite: Suite][] = [
   ['increment', incrementSuite],
   ['memory', memorySuite],
+  ['shared', sharedSuite],
   ['accuracy', accuracySuite],
   ['cli', cliSuite],
 ];
@@ -43,13 +47,21 @@ Speed is measured here only, never in the tests.
 
 `;
 
-function parseArgs(argv: string[]): { full: boolean } {
+function parseArgs(argv: string[]): { full: boolean; only: string | undefined } {
   let full = false;
-  for (const arg of argv) {
+  let only: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
     if (arg === '--full') full = true;
-    else throw new RangeError(`unknown argument ${JSON.stringify(arg)}; the only option is --full`);
+    else if (arg === '--only' && SUITES.some(([name]) => name === argv[i + 1])) only = argv[++i];
+    else {
+      throw new RangeError(
+        `unknown argument ${JSON.stringify(arg)}; options: --full, --only ` +
+          SUITES.map(([name]) => name).join('|'),
+      );
+    }
   }
-  return { full };
+  return { full, only };
 }
 
 function escapeCell(text: string): string {
@@ -122,7 +134,7 @@ function writeReport(block: string): void {
 }
 
 async function main(): Promise<void> {
-  const { full } = parseArgs(process.argv.slice(2));
+  const { full, only } = parseArgs(process.argv.slice(2));
   const options: BenchOptions = {
     full,
     events: full ? 100_000_000 : 10_000_000,
@@ -133,11 +145,16 @@ async function main(): Promise<void> {
   const start = nowNs();
   const rows: Row[] = [];
   for (const [name, suite] of SUITES) {
+    if (only !== undefined && name !== only) continue;
     console.log(`suite ${name}`);
     rows.push(...(await suite(options)));
   }
   const seconds = (nowNs() - start) / 1e9;
   const block = results(options, rows, seconds);
+  if (only !== undefined) {
+    console.log(`\n${table(rows)}\n\n(--only: the report is not written)`);
+    return;
+  }
   writeReport(block);
   console.log(`\n${block}\n`);
   console.log(`checksum ${checksumOfAll()} (printed so that no timed loop can be optimized away)`);

@@ -1,0 +1,147 @@
+/**
+ * The worker side of bench/shared.ts. Each worker is a V8 isolate of its own, so each competitor
+ * runs monomorphic code, compiled for it alone, whatever else the benchmark runs.
+ *
+ * Roles (workerData.role):
+ * - `increment`: one thread, alone; times `increment` on a fresh local sketch, a fresh shared
+ *   sketch, or the atomic floor (the same hash and index arithmetic with a blind `Atomics.add`
+ *   per row: what a shared update would cost if a blind add could saturate; it cannot).
+ * - `feeder`: attached to a shared sketch; times its share of the events, after a start line
+ *   shared with the other feeders, and reports when it started and ended.
+ * - `producer`: sends its events to the main thread in batches of `batch` keys (postMessage,
+ *   the buffer transferred), after the start line, for the Map competitor.
+ *
+ * Every worker generates the seed workload's keys (the same in every worker) and its own
+ * uniform events, before timing. Messages: main -> worker `{ count, line }` runs once (after the
+ * start line reaches `line`, for feeders and producers); worker -> main
+ * `{ ready }`, then one result per run.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { KeyHasher } from '../src/hash/key-hasher.js';
+import { hashKeyWords, randomSecret } from '../src/hash/secret.js';
+import { CountMinSketch, type SketchHandle } from '../src/index.js';
+import { Prng } from './prng.js';
+import { intKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
+
+export type WorkerRole =
+  | { role: 'increment'; kind: 'local' | 'shared' | 'atomic floor'; width: number; depth: number }
+  | { role: 'feeder'; handle: SketchHandle; start: Int32Array }
+  | { role: 'producer'; start: Int32Array; batch: number };
+
+export type WorkerSetup = WorkerRole & { events: number; seed: number };
+
+export interface RunResult {
+  /** Nanoseconds the timed loop took (increment), or 0. */
+  ns: number;
+  /** Start and end of the timed loop, ms since the epoch (performance.timeOrigin based). */
+  startMs: number;
+  endMs: number;
+  checksum: number;
+}
+
+const INV_2_32 = 1 / 4294967296;
+const setup = workerData as WorkerSetup;
+const prng = new Prng(SEED);
+const keys = intKeys(KEY_COUNT, prng);
+const events = uniformEvents(setup.events, KEY_COUNT, new Prng(setup.seed));
+
+function sketchLoop(sketch: CountMinSketch, count: number): number {
+  let sum = 0;
+  for (let i = 0; i < count; i++) sum = (sum + sketch.increment(keys[events[i]])) | 0;
+  return sum;
+}
+
+function atomicFloor(
+  hasher: KeyHasher,
+  cells: Int32Array,
+  width: number,
+  depth: number,
+  count: number,
+): number {
+  let sum = 0;
+  for (let i = 0; i < count; i++) {
+    hasher.hashNumber(keys[events[i]]);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    let min = 0x7fffffff;
+    for (let r = 0; r < depth; r++) {
+      const g = (h1 + Math.imul(r, h2)) >>> 0;
+      const value = Atomics.add(cells, r * width + ((g * width * INV_2_32) | 0), 1) + 1;
+      if (value < min) min = value;
+    }
+    sum = (sum + min) | 0;
+  }
+  return sum;
+}
+
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Waits until the main thread raises the start line to `line`. */
+function startLine(start: Int32Array, line: number): void {
+  for (;;) {
+    const at = Atomics.load(start, 0);
+    if (at >= line) return;
+    Atomics.wait(start, 0, at);
+  }
+}
+
+function incrementRun(role: Extract<WorkerRole, { role: 'increment' }>, count: number): RunResult {
+  const { width, depth } = role;
+  const startMs = now();
+  if (role.kind === 'atomic floor') {
+    const [k0, k1] = hashKeyWords(randomSecret());
+    const hasher = new KeyHasher(k0, k1);
+    const cells = new Int32Array(new SharedArrayBuffer(4 * width * depth));
+    const t = process.hrtime.bigint();
+    return result(t, startMs, atomicFloor(hasher, cells, width, depth, count));
+  }
+  const sketch = new CountMinSketch({ width, depth, shared: role.kind === 'shared' });
+  const t = process.hrtime.bigint();
+  return result(t, startMs, sketchLoop(sketch, count));
+}
+
+function result(t: bigint, startMs: number, checksum: number): RunResult {
+  const ns = Number(process.hrtime.bigint() - t);
+  return { ns, startMs, endMs: now(), checksum };
+}
+
+let sketch: CountMinSketch | undefined;
+
+function run(count: number, line: number): RunResult {
+  const role = setup as WorkerRole;
+  if (role.role === 'increment') return incrementRun(role, count);
+  if (role.role === 'feeder') {
+    sketch ??= CountMinSketch.attach(role.handle);
+    startLine(role.start, line);
+    const startMs = now();
+    const t = process.hrtime.bigint();
+    return result(t, startMs, sketchLoop(sketch, count));
+  }
+  startLine(role.start, line);
+  const startMs = now();
+  const t = process.hrtime.bigint();
+  let checksum = 0;
+  for (let i = 0; i < count; i += role.batch) {
+    const batch = new Int32Array(Math.min(role.batch, count - i));
+    for (let j = 0; j < batch.length; j++) batch[j] = keys[events[i + j]];
+    checksum = (checksum + batch[0]) | 0;
+    parentPort?.postMessage(batch, [batch.buffer]);
+  }
+  return result(t, startMs, checksum);
+}
+
+// Warm up, so that every loop is optimized before it is timed.
+if (setup.role === 'feeder') {
+  // On a throwaway shared sketch: the same classes as the attached one, so the loop stays
+  // monomorphic.
+  const warm = new CountMinSketch({ width: 1024, depth: 4, shared: true });
+  for (let i = 0; i < 3; i++) sketchLoop(warm, 200_000);
+} else if (setup.role === 'increment') {
+  for (let i = 0; i < 3; i++) incrementRun(setup, 200_000);
+}
+parentPort?.on('message', (message: { count: number; line: number }) => {
+  parentPort?.postMessage({ result: run(message.count, message.line) });
+});
+parentPort?.postMessage({ ready: true });
