@@ -2,10 +2,11 @@
  * `hotcount top` against `LC_ALL=C sort | uniq -c | sort -rn | head -20` on a generated
  * 10M-line access log (Zipf(1.0) over 1M client/path keys, ~330 MB; cached in bench/.data).
  *
- * Both run as separate processes, in rotation, 5 runs each. Wall time is measured around the
- * whole command; peak RSS is getrusage(RUSAGE_CHILDREN).ru_maxrss from a python3 wrapper, that
- * is the largest single process of the command (for the pipeline, `sort`). The top 20 of both
- * are compared key by key, with counts.
+ * Both run as separate processes, in rotation, 5 runs each, and so does `hotcount top
+ * --threads 2`. Wall time is measured around the whole command; peak RSS is
+ * getrusage(RUSAGE_CHILDREN).ru_maxrss from a python3 wrapper, that is the largest single
+ * process of the command (for the pipeline, `sort`). The top 20 are compared key by key, with
+ * counts: hotcount against the pipeline, and --threads 2 against one thread.
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,7 +20,7 @@ import {
 } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { xorshift32, ZipfSampler } from '../src/cli/zipf.js';
-import { formatBytes, formatRatio, median, type Suite } from './measure.js';
+import { formatBytes, formatRange, formatRatio, median, type Suite } from './measure.js';
 
 const LINES = 10_000_000;
 const KEYS = 1_000_000;
@@ -93,15 +94,19 @@ export const cliSuite: Suite = async (options) => {
   await generateLog(options.log);
   const bytes = statSync(LOG).size;
   const hotcount = [process.execPath, CLI, 'top', LOG, '-k', '20', '--json'];
+  const threaded = [...hotcount, '--threads', '2'];
   const sort = ['bash', '-c', `LC_ALL=C sort '${LOG}' | uniq -c | sort -rn | head -20`];
   const ours: Run[] = [];
+  const twos: Run[] = [];
   const theirs: Run[] = [];
   for (let round = 0; round < options.runs; round++) {
     ours.push(measure(hotcount));
+    twos.push(measure(threaded));
     theirs.push(measure(sort));
     options.log(
       `    round ${round + 1}/${options.runs}: hotcount ${ours[round].seconds.toFixed(2)} s ` +
-        `${formatBytes(ours[round].maxRssBytes)}, sort pipeline ${theirs[round].seconds.toFixed(2)} s ` +
+        `${formatBytes(ours[round].maxRssBytes)}, --threads 2 ${twos[round].seconds.toFixed(2)} s ` +
+        `${formatBytes(twos[round].maxRssBytes)}, sort pipeline ${theirs[round].seconds.toFixed(2)} s ` +
         `${formatBytes(theirs[round].maxRssBytes)}`,
     );
   }
@@ -112,7 +117,39 @@ export const cliSuite: Suite = async (options) => {
   const sameKeys = a.size === 20 && b.size === 20 && [...a.keys()].every((key) => b.has(key));
   const sameCounts = sameKeys && [...a].every(([key, count]) => b.get(key) === count);
   const workload = `${LINES / 1e6}M lines, ${formatBytes(bytes)}`;
+  const threadSpeedup = median(ours.map((run, i) => run.seconds / twos[i].seconds));
+  // Every run of each, not only the first: the threads' interleaving differs run by run.
+  const oneTop = topOfHotcount(ours[0].output);
+  const twoTops = twos.map((run) => topOfHotcount(run.output));
+  const sameTopKeys = twoTops.every(
+    (top) => top.size === 20 && [...top.keys()].every((key, i) => [...oneTop.keys()][i] === key),
+  );
+  const sameTopCounts =
+    sameTopKeys && twoTops.every((top) => [...top].every(([key, n]) => oneTop.get(key) === n));
   return [
+    {
+      case: `hotcount top --threads 2 vs --threads 1 (${workload}): time`,
+      measured:
+        `${formatRatio(threadSpeedup)} faster (runs ${formatRange(
+          ours.map((run, i) => run.seconds / twos[i].seconds),
+          formatRatio,
+        )}; median ${median(twos.map((r) => r.seconds)).toFixed(2)} s vs ` +
+        `${median(ours.map((r) => r.seconds)).toFixed(2)} s; peak RSS ` +
+        `${formatBytes(median(twos.map((r) => r.maxRssBytes)))} vs ` +
+        `${formatBytes(median(ours.map((r) => r.maxRssBytes)))})`,
+      target: 'faster',
+      met: threadSpeedup > 1,
+    },
+    {
+      case: 'hotcount top --threads 2 vs --threads 1: top 20, in every run',
+      measured: sameTopCounts
+        ? 'same 20 keys in the same order, same counts'
+        : sameTopKeys
+          ? 'same 20 keys in the same order, counts differ'
+          : 'different keys or order',
+      target: 'same top 20',
+      met: sameTopKeys,
+    },
     {
       case: `hotcount top vs LC_ALL=C sort | uniq -c | sort -rn | head (${workload}): time`,
       measured:

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
       seed: SEED + 20 + i,
       start,
     };
-    return new Worker(file, { workerData: setup, execArgv: ['--expose-gc'] });
+    return new Worker(file, { workerData: setup }); // --expose-gc is process-wide: gc is there too
   });
   const messages = workers.map((w) => {
     const queue: unknown[] = [];

@@ -10,6 +10,8 @@
  *   shared with the other feeders, and reports when it started and ended.
  * - `producer`: sends its events to the main thread in batches of `batch` keys (postMessage,
  *   the buffer transferred), after the start line, for the Map competitor.
+ * - `pingpong`: two workers hand one shared word back and forth `count` times: the time of a
+ *   handoff is what moving a written cache line from one core to the other costs here.
  *
  * Every worker generates the seed workload's keys (the same in every worker) and its own
  * uniform events, before timing. Messages: main -> worker `{ count, line }` runs once (after the
@@ -26,7 +28,8 @@ import { intKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
 export type WorkerRole =
   | { role: 'increment'; kind: 'local' | 'shared' | 'atomic floor'; width: number; depth: number }
   | { role: 'feeder'; handle: SketchHandle; start: Int32Array }
-  | { role: 'producer'; start: Int32Array; batch: number };
+  | { role: 'producer'; start: Int32Array; batch: number }
+  | { role: 'pingpong'; start: Int32Array; cell: Int32Array; side: 0 | 1 };
 
 export type WorkerSetup = WorkerRole & { events: number; seed: number };
 
@@ -118,6 +121,18 @@ function run(count: number, line: number): RunResult {
     const startMs = now();
     const t = process.hrtime.bigint();
     return result(t, startMs, sketchLoop(sketch, count));
+  }
+  if (role.role === 'pingpong') {
+    startLine(role.start, line);
+    const startMs = now();
+    const t = process.hrtime.bigint();
+    const cell = role.cell;
+    for (let i = 0; i < count; i++) {
+      const mine = 2 * i + role.side;
+      while (Atomics.load(cell, 0) !== mine) {}
+      Atomics.store(cell, 0, mine + 1);
+    }
+    return result(t, startMs, count);
   }
   startLine(role.start, line);
   const startMs = now();

@@ -128,8 +128,14 @@ async function feed(feeders: Runner[], start: Int32Array, line: number, count: n
   for (const result of results) consume(result.checksum);
   const began = Math.min(...results.map((r) => r.startMs));
   const ended = Math.max(...results.map((r) => r.endMs));
+  lastFeed = results
+    .map((r) => `${formatNs(r.ns / count)} from +${(r.startMs - began).toFixed(0)} ms`)
+    .join(' and ');
   return (count * feeders.length) / ((ended - began) / 1000);
 }
+
+/** Each feeder's time per event in the last `feed`, and when it started: shown in the log. */
+let lastFeed = '';
 
 /** Events per second of a Map in this thread, fed by the producers in batches. */
 async function feedMap(producers: Runner[], start: Int32Array, line: number, count: number) {
@@ -180,6 +186,16 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
       await spawn({ role: 'feeder', handle: sketch.handle, start, events, seed: SEED + 10 }),
       await spawn({ role: 'feeder', handle: sketch.handle, start, events, seed: SEED + 11 }),
     ];
+    // The control: the second thread on a sketch of its own, so nothing is shared; what the
+    // sketch's code does on two cores when no cache line moves between them.
+    const own = new CountMinSketch({ width: size.width, depth: size.depth, shared: true });
+    const loner = await spawn({
+      role: 'feeder',
+      handle: own.handle,
+      start,
+      events,
+      seed: SEED + 11,
+    });
     const producers = size.withMap
       ? [
           await spawn({ role: 'producer', start, batch: BATCH, events, seed: SEED + 10 }),
@@ -188,6 +204,7 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
       : [];
     const one: number[] = [];
     const two: number[] = [];
+    const apart: number[] = [];
     const maps: number[] = [];
     let line = 0;
     for (let round = 0; round < runs; round++) {
@@ -195,14 +212,18 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
       one.push(await feed(feeders.slice(0, 1), start, ++line, events));
       sketch.clear();
       two.push(await feed(feeders, start, ++line, events));
-      let text = `1 thread ${formatRate(one[round])}, 2 threads ${formatRate(two[round])}`;
+      let text = `1 thread ${formatRate(one[round])}, 2 threads ${formatRate(two[round])} (${lastFeed})`;
+      sketch.clear();
+      own.clear();
+      apart.push(await feed([feeders[0], loner], start, ++line, events));
+      text += `, 2 threads on 2 sketches ${formatRate(apart[round])}`;
       if (producers.length > 0) {
         maps.push(await feedMap(producers, start, ++line, events / 2));
         text += `, Map via postMessage ${formatRate(maps[round])}`;
       }
       log(`    round ${round + 1}/${runs}: ${text}`);
     }
-    await Promise.all([...feeders, ...producers].map((runner) => runner.close()));
+    await Promise.all([...feeders, loner, ...producers].map((runner) => runner.close()));
     const ratio = medianRatio(two, one);
     rows.push({
       case: `2 worker threads on one shared sketch ${size.label}, uniform keys: aggregate throughput vs 1 thread`,
@@ -211,6 +232,14 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
         `2 threads ${formatRate(median(two))}, 1 thread ${formatRate(median(one))})`,
       target: size.width === 65536 ? 'at least 1.4x' : 'report only',
       met: size.width === 65536 ? ratio >= 1.4 : null,
+    });
+    rows.push({
+      case: `control, ${size.label}: 2 worker threads each on a shared sketch of its own (nothing shared) vs 1 thread`,
+      measured:
+        `${formatRatio(medianRatio(apart, one))} (runs ${formatRange(ratiosOf(apart, one), formatRatio)}; ` +
+        `${formatRate(median(apart))})`,
+      target: 'report only',
+      met: null,
     });
     if (maps.length > 0) {
       const vsMap = medianRatio(two, maps);
@@ -227,6 +256,39 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
     }
   }
   return rows;
+}
+
+// ---- What moving a cache line between the two cores costs on this machine. ----
+
+const HANDOFFS = 1_000_000;
+
+async function handoffCase(options: BenchOptions): Promise<Row[]> {
+  const { runs, log } = options;
+  const start = new Int32Array(new SharedArrayBuffer(4));
+  const ns: number[] = [];
+  for (let round = 0; round < runs; round++) {
+    const cell = new Int32Array(new SharedArrayBuffer(64));
+    const sides = [
+      await spawn({ role: 'pingpong', start, cell, side: 0, events: 1, seed: 0 }),
+      await spawn({ role: 'pingpong', start, cell, side: 1, events: 1, seed: 0 }),
+    ];
+    const pending = sides.map((side) => side.run(HANDOFFS, round + 1));
+    release(start, round + 1);
+    const results = await Promise.all(pending);
+    await Promise.all(sides.map((side) => side.close()));
+    const ms =
+      Math.max(...results.map((r) => r.endMs)) - Math.min(...results.map((r) => r.startMs));
+    ns.push((ms * 1e6) / (2 * HANDOFFS));
+  }
+  log(`  cache-line handoff between two threads: ${ns.map(formatNs).join(', ')}`);
+  return [
+    {
+      case: 'the machine: one written cache line handed from one thread to the other and back (Atomics ping-pong), per handoff',
+      measured: `${formatNs(median(ns))} (runs ${formatRange(ns, formatNs)})`,
+      target: 'report only',
+      met: null,
+    },
+  ];
 }
 
 // ---- 4. Memory by thread count, in child processes. ----
@@ -296,6 +358,7 @@ function memoryCase(options: BenchOptions): Row[] {
 export async function sharedSuite(options: BenchOptions): Promise<Row[]> {
   const rows = await incrementCase(options);
   rows.push(...(await threadsCase(options)));
+  rows.push(...(await handoffCase(options)));
   rows.push(...memoryCase(options));
   return rows;
 }
