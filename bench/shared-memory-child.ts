@@ -7,10 +7,10 @@
  * (this file again). Each worker builds the seed workload's keys and its share of the events,
  * sets up its structure (attaches the sketch, or creates its Map), warms its loop up on a
  * throwaway structure, collects garbage and takes a baseline; then all feed at once, collect
- * garbage again and report the growth of their heap (heapUsed + external). The structure's
- * memory is that growth summed over the workers, plus the sketch's shared memory, which is
- * allocated once, in the main thread, whatever the thread count. RSS growth over the feeding
- * is the whole process's.
+ * garbage again and report the growth of their heap (heapUsed + external). The figure the
+ * suite judges is the growth of the whole process's resident set over the feeding: it counts
+ * every thread, and the pages of the sketch's shared memory (allocated once, in the main
+ * thread) as they are first written.
  */
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
