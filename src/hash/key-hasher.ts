@@ -48,8 +48,24 @@ const TAG_BIGINT = 0x6200;
 const f64 = new Float64Array(1);
 const i32 = new Int32Array(f64.buffer);
 
+/** What a key may be, for error messages. */
+const KEY_KINDS = 'a string, a finite number, a bigint or a Uint8Array';
+
 function invalidKey(key: unknown): TypeError {
-  return typeError('key', 'a string, a finite number, a bigint or a Uint8Array', key);
+  return typeError('key', KEY_KINDS, key);
+}
+
+/** A valid key, or a TypeError naming `name` (for keys that arrive from elsewhere). */
+export function checkKey(name: string, key: unknown): Key {
+  if (
+    typeof key === 'string' ||
+    typeof key === 'bigint' ||
+    key instanceof Uint8Array ||
+    (typeof key === 'number' && Number.isFinite(key))
+  ) {
+    return key;
+  }
+  throw typeError(name, KEY_KINDS, key);
 }
 
 export class KeyHasher {

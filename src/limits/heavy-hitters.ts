@@ -29,7 +29,7 @@
  */
 import { getRandomValues } from 'node:crypto';
 import { integerIn, rangeError, typeError } from '../errors.js';
-import type { Key } from '../hash/key-hasher.js';
+import { checkKey, type Key } from '../hash/key-hasher.js';
 import {
   type CountMinOptions,
   CountMinSketch,
@@ -102,18 +102,6 @@ function copyBytes(bytes: Uint8Array, start: number, end: number): Uint8Array {
 /** Keys are returned and stored as copies when they are bytes. */
 function copyKey(key: Key): Key {
   return key instanceof Uint8Array ? copyBytes(key, 0, key.length) : key;
-}
-
-function checkKey(name: string, key: unknown): Key {
-  if (
-    typeof key === 'string' ||
-    typeof key === 'bigint' ||
-    key instanceof Uint8Array ||
-    (typeof key === 'number' && Number.isFinite(key))
-  ) {
-    return key;
-  }
-  throw typeError(name, 'a string, a finite number, a bigint or a Uint8Array', key);
 }
 
 function sameKey(stored: Key, key: Key): boolean {

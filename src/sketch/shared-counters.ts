@@ -41,6 +41,7 @@
  */
 import { getRandomValues } from 'node:crypto';
 import { rangeError, typeError } from '../errors.js';
+import { sameBytes } from '../hash/secret.js';
 import { type Counters, largestMagnitude, SATURATED } from './counters.js';
 
 const MAGIC = 0x48534348; // "HCSH" read as a little-endian u32
@@ -157,11 +158,8 @@ export class SharedCounters implements Counters {
           `${conservative ? 'conservative' : 'plain'} one`,
       );
     }
-    const stored = new Uint8Array(buffer, W_FINGERPRINT * 4, 8);
-    for (let i = 0; i < 8; i++) {
-      if (stored[i] !== fingerprint[i]) {
-        throw new RangeError('secret does not match the secret of the shared sketch in buffer');
-      }
+    if (!sameBytes(new Uint8Array(buffer, W_FINGERPRINT * 4, 8), fingerprint)) {
+      throw new RangeError('secret does not match the secret of the shared sketch in buffer');
     }
     return new SharedCounters(buffer, width, depth);
   }
