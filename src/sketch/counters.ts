@@ -80,16 +80,10 @@ export class LocalCounters implements Counters {
   add(cell: number, delta: number): number {
     const value = this.cells[cell];
     if (value === SATURATED || value === -SATURATED) return value;
-    let next = value + delta; // exact: both operands are below 2^31 in magnitude
-    if (next >= SATURATED) {
-      next = SATURATED;
-      this.saturated = true;
-    } else if (next <= -SATURATED) {
-      next = -SATURATED;
-      this.saturated = true;
-    }
+    const next = saturatingSum(value, delta);
     this.cells[cell] = next;
     const magnitude = next < 0 ? -next : next;
+    if (magnitude === SATURATED) this.saturated = true;
     if (magnitude > this.volume) this.volume = magnitude;
     return next;
   }
@@ -154,6 +148,17 @@ export class LocalCounters implements Counters {
     this.saturated = largest === SATURATED;
     this.volume = largest;
   }
+}
+
+/**
+ * value + delta, clamped to +/-SATURATED: the saturating rule, for every storage. Exact: both
+ * operands are below 2^31 in magnitude. (A cell already at a limit is not added to at all.)
+ */
+export function saturatingSum(value: number, delta: number): number {
+  const sum = value + delta;
+  if (sum >= SATURATED) return SATURATED;
+  if (sum <= -SATURATED) return -SATURATED;
+  return sum;
 }
 
 /** The largest |cell|: SATURATED if any cell is saturated. */

@@ -42,7 +42,7 @@
 import { getRandomValues } from 'node:crypto';
 import { rangeError, typeError } from '../errors.js';
 import { sameBytes } from '../hash/secret.js';
-import { type Counters, largestMagnitude, SATURATED } from './counters.js';
+import { type Counters, largestMagnitude, SATURATED, saturatingSum } from './counters.js';
 
 const MAGIC = 0x48534348; // "HCSH" read as a little-endian u32
 const LAYOUT_VERSION = 1;
@@ -192,9 +192,7 @@ export class SharedCounters implements Counters {
     let value = Atomics.load(cells, cell);
     for (;;) {
       if (value === SATURATED || value === -SATURATED) return value;
-      let next = value + delta; // exact: both operands are below 2^31 in magnitude
-      if (next >= SATURATED) next = SATURATED;
-      else if (next <= -SATURATED) next = -SATURATED;
+      const next = saturatingSum(value, delta);
       const seen = Atomics.compareExchange(cells, cell, value, next);
       if (seen === value) {
         if (next === SATURATED || next === -SATURATED) this.markSaturated();
