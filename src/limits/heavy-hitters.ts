@@ -217,6 +217,14 @@ export class HeavyHitters {
     return this;
   }
 
+  /**
+   * Whether this part's own table is one of the parts `top()` combines: when it counted
+   * something, or when it is the only one (then its bounds are the one-part bounds).
+   */
+  private ownTableCounts(): boolean {
+    return this.counted > 0 || this.combined.length === 0;
+  }
+
   private sketchId(): string {
     const counters = this.sketch.counters;
     if (!(counters instanceof SharedCounters)) {
@@ -278,7 +286,7 @@ export class HeavyHitters {
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
     const sketch = this.sketch;
-    let parts = this.counted > 0 ? 1 : 0;
+    let parts = this.ownTableCounts() ? 1 : 0;
     for (const table of this.combined) if (table.counted > 0) parts++;
     const rows: HeavyHitter[] = [];
     for (const { key, exact, upper: partsUpper, parts: tracked } of this.combinedEntries()) {
@@ -319,7 +327,7 @@ export class HeavyHitters {
       if (bytes === undefined) byValue.set(key, entry);
       else byBytes.set(bytes, entry);
     };
-    if (this.counted > 0) for (const entry of own) add(entry.key, entry.exact, entry.upper);
+    if (this.ownTableCounts()) for (const entry of own) add(entry.key, entry.exact, entry.upper);
     for (const table of this.combined) {
       if (table.counted === 0) continue;
       for (const entry of table.entries) add(entry.key, entry.exact, entry.base + entry.exact);
