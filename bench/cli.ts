@@ -117,7 +117,8 @@ export const cliSuite: Suite = async (options) => {
   const sameKeys = a.size === 20 && b.size === 20 && [...a.keys()].every((key) => b.has(key));
   const sameCounts = sameKeys && [...a].every(([key, count]) => b.get(key) === count);
   const workload = `${LINES / 1e6}M lines, ${formatBytes(bytes)}`;
-  const threadSpeedup = median(ours.map((run, i) => run.seconds / twos[i].seconds));
+  const threadRatios = ours.map((run, i) => run.seconds / twos[i].seconds);
+  const threadSpeedup = median(threadRatios);
   // Every run of each, not only the first: the threads' interleaving differs run by run.
   const oneTop = topOfHotcount(ours[0].output);
   const twoTops = twos.map((run) => topOfHotcount(run.output));
@@ -130,10 +131,7 @@ export const cliSuite: Suite = async (options) => {
     {
       case: `hotcount top --threads 2 vs --threads 1 (${workload}): time`,
       measured:
-        `${formatRatio(threadSpeedup)} faster (runs ${formatRange(
-          ours.map((run, i) => run.seconds / twos[i].seconds),
-          formatRatio,
-        )}; median ${median(twos.map((r) => r.seconds)).toFixed(2)} s vs ` +
+        `${formatRatio(threadSpeedup)} faster (runs ${formatRange(threadRatios, formatRatio)}; median ${median(twos.map((r) => r.seconds)).toFixed(2)} s vs ` +
         `${median(ours.map((r) => r.seconds)).toFixed(2)} s; peak RSS ` +
         `${formatBytes(median(twos.map((r) => r.maxRssBytes)))} vs ` +
         `${formatBytes(median(ours.map((r) => r.maxRssBytes)))})`,

@@ -120,7 +120,7 @@ async function incrementCase(options: BenchOptions): Promise<Row[]> {
 
 // ---- 2. and 3. Two threads on one sketch; a Map fed by postMessage. ----
 
-/** Events per second of `count` events per feeder, all started at once. */
+/** Events per second of `count` events per feeder, all started at once, and each one's time. */
 async function feed(feeders: Runner[], start: Int32Array, line: number, count: number) {
   const pending = feeders.map((feeder) => feeder.run(count, line));
   release(start, line);
@@ -128,14 +128,14 @@ async function feed(feeders: Runner[], start: Int32Array, line: number, count: n
   for (const result of results) consume(result.checksum);
   const began = Math.min(...results.map((r) => r.startMs));
   const ended = Math.max(...results.map((r) => r.endMs));
-  lastFeed = results
-    .map((r) => `${formatNs(r.ns / count)} from +${(r.startMs - began).toFixed(0)} ms`)
-    .join(' and ');
-  return (count * feeders.length) / ((ended - began) / 1000);
+  return {
+    rate: (count * feeders.length) / ((ended - began) / 1000),
+    // Each feeder's time per event, and when it started after the first: for the log.
+    detail: results
+      .map((r) => `${formatNs(r.ns / count)} from +${(r.startMs - began).toFixed(0)} ms`)
+      .join(' and '),
+  };
 }
-
-/** Each feeder's time per event in the last `feed`, and when it started: shown in the log. */
-let lastFeed = '';
 
 /** Events per second of a Map in this thread, fed by the producers in batches. */
 async function feedMap(producers: Runner[], start: Int32Array, line: number, count: number) {
@@ -209,13 +209,14 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
     let line = 0;
     for (let round = 0; round < runs; round++) {
       sketch.clear();
-      one.push(await feed(feeders.slice(0, 1), start, ++line, events));
+      one.push((await feed(feeders.slice(0, 1), start, ++line, events)).rate);
       sketch.clear();
-      two.push(await feed(feeders, start, ++line, events));
-      let text = `1 thread ${formatRate(one[round])}, 2 threads ${formatRate(two[round])} (${lastFeed})`;
+      const both = await feed(feeders, start, ++line, events);
+      two.push(both.rate);
+      let text = `1 thread ${formatRate(one[round])}, 2 threads ${formatRate(both.rate)} (${both.detail})`;
       sketch.clear();
       own.clear();
-      apart.push(await feed([feeders[0], loner], start, ++line, events));
+      apart.push((await feed([feeders[0], loner], start, ++line, events)).rate);
       text += `, 2 threads on 2 sketches ${formatRate(apart[round])}`;
       if (producers.length > 0) {
         maps.push(await feedMap(producers, start, ++line, events / 2));
