@@ -51,3 +51,47 @@ export function integerIn(name: string, value: unknown, min: number, max: number
   }
   return value;
 }
+
+/**
+ * Refuses option names that `known` does not list: a misspelt option (`widht`) would otherwise
+ * be ignored and the default used without a word. Suggests the closest known name.
+ */
+export function checkOptionNames(name: string, options: object, known: readonly string[]): void {
+  for (const option of Object.keys(options)) {
+    if (known.includes(option)) continue;
+    const closest = closestName(option, known);
+    throw new TypeError(
+      `${name}.${option} is not an option${closest === undefined ? '' : ` (did you mean ${closest}?)`}; ` +
+        `the options are ${known.join(', ')}`,
+    );
+  }
+}
+
+/** The known name within two edits of `name` (Levenshtein distance), if there is one. */
+function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase(), bestDistance);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance, or `limit` when it is at least that (names are short; no allocation worth avoiding). */
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) >= limit || a.length > 64 || b.length > 64) return limit;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min(previous[j] + 1, current[j - 1] + 1, substitution));
+    }
+    previous = current;
+  }
+  return Math.min(previous[b.length], limit);
+}

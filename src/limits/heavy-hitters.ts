@@ -28,12 +28,13 @@
  * estimate, or the estimate alone when some part did not track the key.
  */
 import { getRandomValues } from 'node:crypto';
-import { integerIn, rangeError, typeError } from '../errors.js';
+import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
 import {
   type CountMinOptions,
   CountMinSketch,
   checkAmount,
+  SKETCH_OPTION_NAMES,
   type SketchHandle,
 } from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
@@ -82,6 +83,8 @@ export interface HeavyHittersTable {
   /** `exact`: counted since the key entered; `base`: bound on its count before that. */
   entries: { key: Key; base: number; exact: number }[];
 }
+
+const OPTION_NAMES: readonly string[] = ['k', 'capacity', 'threshold', ...SKETCH_OPTION_NAMES];
 
 /** Most entries a table may hold: keeps a configuration typo from allocating gigabytes. */
 const MAX_CAPACITY = 2 ** 24;
@@ -138,6 +141,7 @@ export class HeavyHitters {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with k', options);
     }
+    checkOptionNames('options', options, OPTION_NAMES);
     this.k = integerIn('k', options.k, 1, MAX_CAPACITY);
     this.capacity =
       options.capacity === undefined
@@ -147,8 +151,10 @@ export class HeavyHitters {
       options.threshold === undefined ? 1 : integerIn('threshold', options.threshold, 1, SATURATED);
     // Conservative update by default: heavy hitters never decrement, and tighter estimates
     // mean fewer cold keys pass the filter and smaller bounds for those that do.
+    const { k: _k, capacity: _capacity, threshold: _threshold, ...sketchOptions } = options;
     this.sketch =
-      sketch ?? new CountMinSketch({ ...options, conservative: options.conservative ?? true });
+      sketch ??
+      new CountMinSketch({ ...sketchOptions, conservative: options.conservative ?? true });
     this.exactTable = new ExactTable(this.capacity);
   }
 
@@ -237,10 +243,11 @@ export class HeavyHitters {
 
   /** Counts `by` (default 1) more of `key`. */
   add(key: Key, by = 1): void {
+    // Validate everything before touching any state: a rejected call must change nothing.
     checkAmount(by);
-    this.counted += by;
     const sketch = this.sketch;
-    sketch.hasher.hash(key);
+    sketch.hasher.hash(key); // throws on a bad key; the hasher's scratch is not observable
+    this.counted += by;
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
     const id = entryId(sketch.hasher.h1);
     for (let entry = this.exactTable.first(id); entry !== undefined; entry = entry.next) {

@@ -30,7 +30,7 @@
  * counters live in a SharedArrayBuffer (see `shared-counters.ts`): `handle` sends them to a
  * worker_thread, where `CountMinSketch.attach(handle)` is the same sketch over the same memory.
  */
-import { integerIn, rangeError, typeError } from '../errors.js';
+import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { type Key, KeyHasher } from '../hash/key-hasher.js';
 import {
   copySecret,
@@ -71,6 +71,17 @@ export interface SketchHandle {
   secret: Uint8Array;
 }
 
+/** Every option `CountMinOptions` has; any other name is a TypeError (a typo, not a default). */
+export const SKETCH_OPTION_NAMES: readonly string[] = [
+  'width',
+  'depth',
+  'epsilon',
+  'delta',
+  'conservative',
+  'secret',
+  'shared',
+];
+
 /** 2^-32, to map a 32-bit hash onto [0, width) by multiplication. */
 const INV_2_32 = 1 / 4294967296;
 
@@ -106,6 +117,7 @@ export class CountMinSketch {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
+    checkOptionNames('options', options, SKETCH_OPTION_NAMES);
     const { width, depth } = resolveDimensions(options);
     const conservative = options.conservative ?? false;
     if (typeof conservative !== 'boolean') {
@@ -422,6 +434,7 @@ export class CountMinSketch {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with a secret', options);
     }
+    checkOptionNames('options', options, ['secret', 'shared']);
     const secret = copySecret(options.secret, 'secret');
     const header = decodeSketch(bytes, secret, secretFingerprint(secret));
     const sketch = new CountMinSketch({

@@ -53,12 +53,22 @@ export function resolveDimensions(options: DimensionOptions): { width: number; d
       : depth === undefined
         ? DEFAULT_DEPTH
         : integerIn('depth', depth, 1, MAX_COUNTERS);
-  if (w > MAX_COUNTERS || w * d > MAX_COUNTERS) {
-    const name = epsilon !== undefined ? 'epsilon' : 'width';
-    throw rangeError(
-      name,
-      `small enough that width * depth <= 2^28 counters (here width ${w} x depth ${d})`,
-      epsilon ?? width,
+  if (w * d > MAX_COUNTERS) {
+    // Name what the caller set: the option they can change, with the value they gave.
+    const widthName = epsilon !== undefined ? 'epsilon' : width !== undefined ? 'width' : undefined;
+    const depthName = delta !== undefined ? 'delta' : depth !== undefined ? 'depth' : undefined;
+    const given = [
+      widthName === undefined
+        ? `width ${w} (the default)`
+        : `${widthName} ${epsilon ?? width} (width ${w})`,
+      depthName === undefined
+        ? `depth ${d} (the default)`
+        : `${depthName} ${delta ?? depth} (depth ${d})`,
+    ];
+    const blamed = [widthName, depthName].filter((n) => n !== undefined).join(' and ') || 'width';
+    throw new RangeError(
+      `${blamed} too large: width x depth must be at most 2^28 counters (1 GiB); ` +
+        `received ${given.join(' x ')}, ${w * d} counters`,
     );
   }
   return { width: w, depth: d };
