@@ -65,7 +65,9 @@ export class LineSplitter {
   private keep(chunk: Uint8Array, start: number, end: number): void {
     const needed = this.carried + end - start;
     if (needed > MAX_LINE_BYTES) {
-      throw new RangeError(`a line is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB`);
+      throw new RangeError(
+        `a line is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB, the most hotcount top reads`,
+      );
     }
     if (needed > this.carry.length) {
       const grown = new Uint8Array(

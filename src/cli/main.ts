@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-/** The `hotcount` command. */
+/** The `hotcount` command. Failures: one line on stderr and an exit code by kind (errors.ts). */
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
-import { InputError, UsageError } from './errors.js';
-import { parseTopArgs, runTop, TOP_USAGE } from './top.js';
+import { InputError, reason, UsageError } from './errors.js';
+import { parseTopArgs, runTop, TOP_USAGE, writeOut } from './top.js';
 
 const USAGE = `Usage: hotcount <command> [options]
 
@@ -21,46 +21,44 @@ function version(): string {
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-v') {
-    process.stdout.write(`${version()}\n`);
+    await writeOut([`${version()}\n`]);
     return 0;
   }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(USAGE);
+    await writeOut([USAGE]);
     return command === undefined ? 2 : 0;
   }
   if (command !== 'top') throw new UsageError(`unknown command '${command}'`);
   const options = parseTopArgs(rest);
   if (options.help) {
-    process.stdout.write(TOP_USAGE);
+    await writeOut([TOP_USAGE]);
     return 0;
   }
   await (options.demo ? runDemo(options) : runTop(options));
   return 0;
 }
 
-// A reader that closes the pipe early (`hotcount top | head -3`) is not an error.
+function fail(error: unknown): void {
+  if (error instanceof UsageError) {
+    process.stderr.write(`hotcount: ${error.message}\nTry 'hotcount top --help'.\n`);
+    process.exitCode = 2;
+  } else if (error instanceof InputError) {
+    process.stderr.write(`hotcount: ${error.message}\n`);
+    process.exitCode = 1;
+  } else {
+    // A bug, not a failure of the input: the stack is what a report needs.
+    throw error;
+  }
+}
+
+// A reader that closes the pipe early (`hotcount top | head -3`) is not an error; any other
+// write error is (a full disk, `> /dev/full`): one line, exit 1, and nothing more is written.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(0);
-  throw error;
+  process.stderr.write(`hotcount: cannot write standard output: ${reason(error)}\n`);
+  process.exit(1);
 });
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    if (error instanceof UsageError) {
-      process.stderr.write(`hotcount: ${error.message}\nTry 'hotcount top --help'.\n`);
-      process.exitCode = 2;
-    } else if (error instanceof InputError || error instanceof RangeError) {
-      process.stderr.write(`hotcount: ${error.message}\n`);
-      process.exitCode = 1;
-    } else if ((error as NodeJS.ErrnoException)?.code !== undefined) {
-      const e = error as NodeJS.ErrnoException;
-      process.stderr.write(`hotcount: cannot read${e.path ? ` '${e.path}'` : ''}: ${e.code}\n`);
-      process.exitCode = 1;
-    } else {
-      throw error;
-    }
-  },
-);
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+}, fail);

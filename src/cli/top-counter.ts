@@ -3,15 +3,18 @@
  * hitters, in one thread. `--threads` runs one per worker over a shared sketch (top-threads.ts).
  */
 import { HeavyHitters } from '../limits/heavy-hitters.js';
-import { FieldPicker } from './fields.js';
+import { readError } from './errors.js';
+import { FIELD, FieldPicker, NO_FIELD } from './fields.js';
 import { LineSplitter } from './line-splitter.js';
-import type { Summary } from './render.js';
+import type { Skipped, Summary } from './render.js';
 
 /** What counting needs of the options (all structured-cloneable, for workers). */
 export interface CountOptions {
   k: number;
   field: number | undefined;
   delimiter: Uint8Array;
+  /** Skip lines without the delimiter (cut's -s) instead of counting them whole. */
+  onlyDelimited: boolean;
   epsilon: number | undefined;
 }
 
@@ -36,9 +39,10 @@ export class TopCounter {
   /** Seconds spent counting (not waiting for input). */
   busySeconds = 0;
   private noField = 0;
+  private noDelimiter = 0;
 
   /** Lines skipped by counters in other threads, added in by the caller. */
-  skippedElsewhere = 0;
+  readonly skippedElsewhere: Skipped = { emptyLines: 0, noField: 0, noDelimiter: 0 };
 
   /** `hitters`: where to count (a part of shared heavy hitters); default, new local ones. */
   constructor(options: CountOptions, hitters: HeavyHitters = createHitters(options, false)) {
@@ -48,38 +52,60 @@ export class TopCounter {
         hitters.addBytes(bytes, start, end, 1),
       );
     } else {
-      const picker = new FieldPicker(options.field, options.delimiter);
+      const picker = new FieldPicker(options.field, options.delimiter, options.onlyDelimited);
       this.splitter = new LineSplitter((bytes, start, end) => {
-        if (picker.pick(bytes, start, end) && picker.end > picker.start) {
+        const found = picker.pick(bytes, start, end);
+        if (found === FIELD && picker.end > picker.start) {
           hitters.addBytes(bytes, picker.start, picker.end, 1);
-        } else {
+        } else if (found === FIELD || found === NO_FIELD) {
           this.noField++;
+        } else {
+          this.noDelimiter++;
         }
       });
     }
   }
 
-  async count(source: AsyncIterable<Uint8Array>, progress?: ProgressSink): Promise<void> {
-    for await (const chunk of source) {
-      const started = performance.now();
-      this.splitter.push(chunk);
-      this.busySeconds += (performance.now() - started) / 1000;
-      progress?.advance(chunk.length);
+  /** Counts `source`, the input called `name`; InputError naming it when it cannot be read. */
+  async count(
+    name: string,
+    source: AsyncIterable<Uint8Array>,
+    progress?: ProgressSink,
+  ): Promise<void> {
+    try {
+      for await (const chunk of source) {
+        const started = performance.now();
+        this.splitter.push(chunk);
+        this.busySeconds += (performance.now() - started) / 1000;
+        progress?.advance(chunk.length);
+      }
+      this.splitter.end();
+    } catch (error) {
+      throw readError(name, error);
     }
-    this.splitter.end();
   }
 
-  /** Empty lines, and lines without the field, skipped by this counter. */
-  get skipped(): number {
-    return this.splitter.skipped + this.noField;
+  /** Lines skipped by this counter, by reason. */
+  get skipped(): Skipped {
+    return {
+      emptyLines: this.splitter.skipped,
+      noField: this.noField,
+      noDelimiter: this.noDelimiter,
+    };
   }
 
   summary(seconds: number): Summary {
     const sketch = this.hitters.sketch;
+    const own = this.skipped;
+    const elsewhere = this.skippedElsewhere;
     return {
       rows: this.hitters.top(),
       total: this.hitters.total,
-      skipped: this.skipped + this.skippedElsewhere,
+      skipped: {
+        emptyLines: own.emptyLines + elsewhere.emptyLines,
+        noField: own.noField + elsewhere.noField,
+        noDelimiter: own.noDelimiter + elsewhere.noDelimiter,
+      },
       sketchBytes: sketch.memoryBytes,
       width: sketch.width,
       depth: sketch.depth,

@@ -5,6 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { HeavyHitters, type HeavyHittersHandle, type HeavyHittersTable } from '../index.js';
+import type { Skipped } from './render.js';
 import type { Segment } from './split.js';
 import { type CountOptions, TopCounter } from './top-counter.js';
 
@@ -17,7 +18,7 @@ export interface TopWorkerData extends CountOptions {
 
 export type TopWorkerMessage =
   | { kind: 'progress'; bytes: number }
-  | { kind: 'done'; table: HeavyHittersTable; skipped: number }
+  | { kind: 'done'; table: HeavyHittersTable; skipped: Skipped }
   | { kind: 'error'; message: string };
 
 function post(message: TopWorkerMessage): void {
@@ -33,10 +34,10 @@ async function run(data: TopWorkerData): Promise<void> {
     // One stream per segment: its last line (cut at a line start) does not join the next.
     const source = createReadStream(file, { start, end: end - 1, highWaterMark: 1 << 20 });
     try {
-      await counter.count(source, progress);
+      await counter.count(file, source, progress);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      post({ kind: 'error', message: `cannot read '${file}': ${code ?? String(error)}` });
+      // Already "cannot read 'file': why", as one thread would say it.
+      post({ kind: 'error', message: (error as Error).message });
       return;
     }
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { FieldPicker } from '../../src/cli/fields.js';
+import { FIELD, FieldPicker, NO_DELIMITER } from '../../src/cli/fields.js';
 import { LineSplitter } from '../../src/cli/line-splitter.js';
 
 function splitAll(input: Uint8Array, cuts: number[]): string[] {
@@ -48,13 +48,19 @@ test('a line longer than the limit is an error, not a silent truncation', () => 
   }, RangeError);
 });
 
-test('fields split on blanks like awk, or on a delimiter like cut', () => {
-  const pick = (line: string, field: number, delimiter = '') => {
-    const picker = new FieldPicker(field, new Uint8Array(Buffer.from(delimiter)));
+test('fields split on blanks like awk, or on a delimiter like cut -d D -f N (and -s)', () => {
+  const pick = (line: string, field: number, delimiter = '', onlyDelimited = false) => {
+    const picker = new FieldPicker(field, new Uint8Array(Buffer.from(delimiter)), onlyDelimited);
     const bytes = Buffer.from(line);
-    return picker.pick(bytes, 0, bytes.length)
-      ? bytes.subarray(picker.start, picker.end).toString()
-      : undefined;
+    const found = picker.pick(bytes, 0, bytes.length);
+    if (found === NO_DELIMITER) return 'skip: no delimiter';
+    return found === FIELD ? bytes.subarray(picker.start, picker.end).toString() : undefined;
+  };
+  /** What cut -d D -f N prints: a line without D whole (or nothing with -s), else field N. */
+  const cut = (line: string, field: number, delimiter: string, onlyDelimited = false) => {
+    const fields = line.split(delimiter);
+    if (fields.length === 1) return onlyDelimited ? 'skip: no delimiter' : line;
+    return fields[field - 1];
   };
   fc.assert(
     fc.property(
@@ -63,8 +69,9 @@ test('fields split on blanks like awk, or on a delimiter like cut', () => {
       (parts, field) => {
         const line = parts.join('');
         assert.equal(pick(line, field), line.split(/[ \t]+/).filter((f) => f !== '')[field - 1]);
-        assert.equal(pick(line, field, ','), line.split(',')[field - 1]);
-        assert.equal(pick(line, field, '::'), line.split('::')[field - 1]);
+        assert.equal(pick(line, field, ','), cut(line, field, ','));
+        assert.equal(pick(line, field, ',', true), cut(line, field, ',', true));
+        assert.equal(pick(line, field, '::'), cut(line, field, '::'));
       },
     ),
   );

@@ -1,47 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { hotcount, json, scratch } from '../helpers/cli.js';
 
-const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'hotcount-top-'));
-
-function hotcount(args: string[], input?: string | Uint8Array) {
-  const result = spawnSync(process.execPath, [cli, ...args], { input });
-  return {
-    status: result.status,
-    stdout: result.stdout.toString(),
-    stderr: result.stderr.toString(),
-  };
-}
-
-function file(name: string, content: string | Uint8Array): string {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-}
-
-interface JsonRow {
-  key: string;
-  keyHex?: string;
-  count: number;
-  lowerBound: number;
-  upperBound: number;
-  share: number;
-}
-
-function json(
-  args: string[],
-  input?: string | Uint8Array,
-): { total: number; skipped: number; top: JsonRow[] } {
-  const result = hotcount([...args, '--json'], input);
-  assert.equal(result.status, 0, result.stderr);
-  return JSON.parse(result.stdout);
-}
-
+const file = scratch('hotcount-top-');
 test('reports the most frequent lines of a file with counts, bounds and shares', () => {
   const lines: string[] = [];
   for (let key = 1; key <= 30; key++) for (let i = 0; i < key * 10; i++) lines.push(`key-${key}`);
@@ -57,10 +19,11 @@ test('reports the most frequent lines of a file with counts, bounds and shares',
     ],
   );
   assert.equal(out.top[0].share, 300 / lines.length);
-  const table = hotcount(['top', '-k', '2', join(dir, 'counts.log')]);
+  const table = hotcount(['top', '-k', '2', file('counts.log', `${lines.join('\n')}\n`)]);
   assert.equal(table.status, 0);
-  assert.match(table.stdout, /rank\s+key\s+count\s+± bound\s+share/);
-  assert.match(table.stdout, /1\s+key-30\s+300\s+(exact|-\d+)\s+6\.45%/);
+  assert.match(table.stdout, /rank\s+key\s+count\s+true count\s+share/);
+  assert.match(table.stdout, /1\s+key-30\s+300\s+(exact|≥ \d+)\s+6\.45%/);
+  assert.ok(!table.stdout.includes('±'), 'the bound is one-sided: no ± label');
 });
 
 test('reads standard input, strips CR, skips empty lines, counts the last line without newline', () => {
@@ -73,6 +36,7 @@ test('reads standard input, strips CR, skips empty lines, counts the last line w
     ],
   );
   assert.equal(out.skipped, 2);
+  assert.equal(out.skippedBy.emptyLines, 2);
 });
 
 test('files are counted one after another: a last line does not join the next file', () => {
@@ -103,7 +67,7 @@ test('counts one field, split on blanks or on a delimiter', () => {
       ['de', 1],
     ],
   );
-  assert.equal(json(['top', '--field', '3'], log).skipped, 1, 'the line without a third field');
+  assert.equal(json(['top', '--field', '3'], log).skippedBy.noField, 1, 'no third field');
 });
 
 test('invalid UTF-8 is bytes: distinct keys, shown escaped, exact in JSON', () => {
@@ -125,10 +89,18 @@ test('invalid UTF-8 is bytes: distinct keys, shown escaped, exact in JSON', () =
 });
 
 test('a missing file or a bad flag exits non-zero with a clear message', () => {
+  const dir = join(file('x', ''), '..');
   const missing = hotcount(['top', join(dir, 'no-such.log')]);
   assert.equal(missing.status, 1);
-  assert.match(missing.stderr, /cannot read '.*no-such\.log': no such file/);
+  assert.equal(
+    missing.stderr,
+    `hotcount: cannot read '${join(dir, 'no-such.log')}': no such file or directory\n`,
+  );
   for (const args of [
+    ['top', '--epsilon', '1e-9'],
+    ['top', '-d', ','],
+    ['top', '-s', '-f', '2'],
+    ['top', '--key-width', '1'],
     ['top', '-k', '0'],
     ['top', '-k', 'ten'],
     ['top', '--field', '-1'],
@@ -142,7 +114,7 @@ test('a missing file or a bad flag exits non-zero with a clear message', () => {
   }
   const directory = hotcount(['top', dir]);
   assert.equal(directory.status, 1);
-  assert.match(directory.stderr, /is a directory/);
+  assert.equal(directory.stderr, `hotcount: cannot read '${dir}': is a directory\n`);
 });
 
 test('--threads N reports what one thread reports, across files, CRLF, empty lines and cut lines', () => {
@@ -183,13 +155,14 @@ test('--threads: standard input keeps one reader; bad counts and missing files a
       ['b', 1],
     ],
   );
-  for (const bad of ['0', 'two', '1000']) {
-    const result = hotcount(['top', '--threads', bad, join(dir, 'counts.log')]);
+  const counts = file('threads.log', 'a\nb\na\n');
+  for (const bad of ['0', 'two', '-1']) {
+    const result = hotcount(['top', '--threads', bad, counts]);
     assert.equal(result.status, 2, bad);
     assert.match(result.stderr, /--threads/);
   }
   assert.equal(hotcount(['top', '--demo', '--threads', '2']).status, 2);
-  const missing = hotcount(['top', '--threads', '2', join(dir, 'counts.log'), join(dir, 'nope')]);
+  const missing = hotcount(['top', '--threads', '2', counts, `${counts}.nope`]);
   assert.equal(missing.status, 1);
   assert.match(missing.stderr, /cannot read '.*nope': no such file/);
 });
@@ -205,5 +178,19 @@ test('the demo counts its generated stream and agrees with an exact Map on the t
   const out = JSON.parse(result.stdout);
   assert.equal(out.total, out.demo.events);
   assert.equal(out.demo.topAgree, 10);
+  assert.equal(
+    out.demo.provenExact,
+    out.top.filter(
+      (row: { lowerBound: number; upperBound: number }) => row.lowerBound === row.upperBound,
+    ).length,
+  );
+  assert.ok(out.demo.hotcountBytes > 0 && out.demo.hotcountBytes < out.demo.exactMapBytes);
   assert.ok(out.demo.exactMapBytes > 20 * out.sketch.memoryBytes);
+  const text = hotcount(['top', '--demo', '-k', '10']);
+  assert.equal(text.status, 0, text.stderr);
+  const exactRows = text.stdout.split('\n').filter((line) => /^\s+\d+\s.*\sexact\s/.test(line));
+  assert.match(
+    text.stdout,
+    new RegExp(`; ${exactRows.length} of them are exact by their bounds alone`),
+  );
 });
