@@ -1,0 +1,90 @@
+/**
+ * The package as npm ships it: packed from a clean checkout (its prepack builds it), installed
+ * into a scratch project, imported and run from there.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const npm = (args: string[], cwd: string) =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+test('npm pack on a clean checkout ships the build, its types and LICENSE, and no tests or benchmarks', () => {
+  const work = mkdtempSync(join(tmpdir(), 'hotcount-pack-'));
+  const checkout = join(work, 'checkout');
+  // What a clean clone holds: the tracked files (and new ones not ignored), no build/.
+  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((path) => path !== '');
+  for (const path of files) {
+    mkdirSync(dirname(join(checkout, path)), { recursive: true });
+    cpSync(join(root, path), join(checkout, path));
+  }
+  symlinkSync(join(root, 'node_modules'), join(checkout, 'node_modules'));
+
+  const [packed] = JSON.parse(npm(['pack', '--json', '--pack-destination', work], checkout));
+  const shipped: string[] = packed.files.map((entry: { path: string }) => entry.path);
+  for (const path of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'build/src/index.js',
+    'build/src/index.d.ts',
+    'build/src/cli/main.js',
+  ]) {
+    assert.ok(shipped.includes(path), `${path} is shipped`);
+  }
+  const stray = shipped.filter((path) => /(^|\/)(test|bench|examples)\//.test(path));
+  assert.deepEqual(stray, [], 'no tests, benchmarks or examples');
+
+  // A user's project: install the tarball (no dependencies, so no network), import, run.
+  const project = join(work, 'project');
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), '{ "name": "scratch", "type": "module" }\n');
+  npm(['install', '--offline', '--no-audit', '--no-fund', join(work, packed.filename)], project);
+  writeFileSync(
+    join(project, 'use.js'),
+    "import { CountMinSketch } from 'hotcount';\n" +
+      "const s = new CountMinSketch({ width: 64, depth: 2 });\ns.increment('a', 3);\n" +
+      "console.log(s.estimate('a'));\n",
+  );
+  assert.equal(
+    execFileSync(process.execPath, ['use.js'], { cwd: project, encoding: 'utf8' }),
+    '3\n',
+  );
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  const bin = join(project, 'node_modules', '.bin', 'hotcount');
+  assert.equal(execFileSync(bin, ['--version'], { encoding: 'utf8' }), `${version}\n`);
+  assert.match(
+    execFileSync(bin, ['top', '--json'], { input: 'x\nx\ny\n', encoding: 'utf8' }),
+    /"total": 3/,
+  );
+});
+
+test('npm test runs every test file and no helper', () => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const patterns: string[] = pkg.scripts.test.match(/build\/test\/\S*\.test\.js/g);
+  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', 'test'], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((path) => path.endsWith('.ts'));
+  const matches = (path: string) =>
+    patterns.some((pattern) => {
+      const built = `build/${path.replace(/\.ts$/, '.js')}`;
+      const regex = new RegExp(`^${pattern.replace(/[.]/g, '\\.').replace(/\*/g, '[^/]*')}$`);
+      return regex.test(built);
+    });
+  for (const path of files) {
+    assert.equal(matches(path), path.endsWith('.test.ts'), path);
+  }
+});
