@@ -62,6 +62,16 @@ test('an input that never ends a line fails after 16 MiB, in one thread or many'
   );
 });
 
+test('an error found while reading reads as one found before: words, not a raw code', () => {
+  // Root can read any file, so EACCES cannot be had here; /proc/self/mem stats fine and fails
+  // on its first read with EIO.
+  for (const threads of ['1', '2']) {
+    const result = hotcount(['top', ten, '/proc/self/mem', '--threads', threads]);
+    assert.equal(result.status, 1);
+    assert.equal(result.stderr, "hotcount: cannot read '/proc/self/mem': i/o error\n");
+  }
+});
+
 test('- is standard input, among files too; read once, as cat does', () => {
   assert.deepEqual(rows(json(['top', '-'], '1\n2\n3\n1\n')), [
     ['1', 2],
