@@ -25,11 +25,11 @@ import { formatBytes, formatRange, formatRatio, median, type Suite } from './mea
 const LINES = 10_000_000;
 const KEYS = 1_000_000;
 const DATA = fileURLToPath(new URL('../../bench/.data/', import.meta.url));
-const LOG = `${DATA}access-10m.log`;
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+export const LOG = `${DATA}access-10m.log`;
+export const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
 /** Writes the log once: lines like "10.12.3.0 GET /api/v1/items/48173", Zipf(1.0) by key. */
-async function generateLog(log: (line: string) => void): Promise<void> {
+export async function generateLog(log: (line: string) => void): Promise<void> {
   if (existsSync(LOG)) return;
   log(`  generating ${LOG} (${LINES / 1e6}M lines)...`);
   mkdirSync(DATA, { recursive: true });
@@ -60,13 +60,13 @@ print(json.dumps({"seconds": time.monotonic() - started,
                   "status": status}))
 `;
 
-interface Run {
+export interface Run {
   seconds: number;
   maxRssBytes: number;
   output: string;
 }
 
-function measure(command: string[]): Run {
+export function measure(command: string[]): Run {
   const outputFile = `${DATA}output.txt`;
   const result = JSON.parse(
     execFileSync('python3', ['-c', WRAPPER, outputFile, ...command], { encoding: 'utf8' }),

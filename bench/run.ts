@@ -12,6 +12,7 @@ import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { accuracySuite } from './accuracy.js';
 import { cliSuite } from './cli.js';
+import { cliLargeKSuite } from './cli-large-k.js';
 import { incrementSuite } from './increment.js';
 import {
   type BenchOptions,
@@ -32,6 +33,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['shared', sharedSuite],
   ['accuracy', accuracySuite],
   ['cli', cliSuite],
+  ['cli-large-k', cliLargeKSuite],
 ];
 
 const RUNS = 5;
