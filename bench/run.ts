@@ -25,6 +25,7 @@ import {
 } from './measure.js';
 import { memorySuite } from './memory.js';
 import { sharedSuite } from './shared.js';
+import { tableSuite } from './table.js';
 import { KEY_COUNT, SEED } from './workload.js';
 
 const SUITES: [name: string, suite: Suite][] = [
@@ -34,6 +35,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['accuracy', accuracySuite],
   ['cli', cliSuite],
   ['cli-large-k', cliLargeKSuite],
+  ['table', tableSuite],
 ];
 
 const RUNS = 5;

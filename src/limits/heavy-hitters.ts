@@ -39,7 +39,7 @@ import {
 } from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
 import { SharedCounters } from '../sketch/shared-counters.js';
-import { Entry, ExactTable, entryId } from './exact-table.js';
+import { ExactTable, entryId } from './exact-table.js';
 
 export interface HeavyHittersOptions extends CountMinOptions {
   /** How many keys `top()` reports by default. */
@@ -102,21 +102,9 @@ function copyBytes(bytes: Uint8Array, start: number, end: number): Uint8Array {
   return new Uint8Array(bytes.subarray(start, end));
 }
 
-/** Keys are returned and stored as copies when they are bytes. */
+/** Keys of combined tables are stored, and returned, as copies when they are bytes. */
 function copyKey(key: Key): Key {
   return key instanceof Uint8Array ? copyBytes(key, 0, key.length) : key;
-}
-
-function sameKey(stored: Key, key: Key): boolean {
-  if (stored === key) return true;
-  if (!(stored instanceof Uint8Array) || !(key instanceof Uint8Array)) return false;
-  return sameRange(stored, key, 0, key.length);
-}
-
-function sameRange(stored: Key, bytes: Uint8Array, start: number, end: number): boolean {
-  if (!(stored instanceof Uint8Array) || stored.length !== end - start) return false;
-  for (let i = 0; i < stored.length; i++) if (stored[i] !== bytes[start + i]) return false;
-  return true;
 }
 
 export class HeavyHitters {
@@ -179,16 +167,13 @@ export class HeavyHitters {
 
   /** This part's exact table (not the tables combined into it), to `combine` elsewhere. */
   table(): HeavyHittersTable {
-    return {
-      sketchId: this.sketchId(),
-      part: this.part,
-      counted: this.counted,
-      entries: this.exactTable.entries().map((entry) => ({
-        key: copyKey(entry.key),
-        base: entry.base,
-        exact: entry.exact,
-      })),
-    };
+    const sketchId = this.sketchId();
+    const table = this.exactTable;
+    const entries: HeavyHittersTable['entries'] = [];
+    for (let i = 0; i < table.size; i++) {
+      entries.push({ key: table.key(i), base: table.base(i), exact: table.exact(i) });
+    }
+    return { sketchId, part: this.part, counted: this.counted, entries };
   }
 
   /**
@@ -250,15 +235,10 @@ export class HeavyHitters {
     this.counted += by;
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
     const id = entryId(sketch.hasher.h1);
-    for (let entry = this.exactTable.first(id); entry !== undefined; entry = entry.next) {
-      if (sameKey(entry.key, key)) {
-        this.exactTable.bump(entry, by);
-        return;
-      }
-    }
-    if (this.admits(estimate)) {
-      this.exactTable.insert(new Entry(id, copyKey(key), estimate - by, by));
-    }
+    const table = this.exactTable;
+    const slot = table.find(id, key);
+    if (slot >= 0) table.bump(slot, by);
+    else if (this.admits(estimate)) table.insert(id, key, estimate - by, by);
   }
 
   /**
@@ -272,56 +252,66 @@ export class HeavyHitters {
     sketch.hasher.hashBytes(bytes, start, end);
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
     const id = entryId(sketch.hasher.h1);
-    for (let entry = this.exactTable.first(id); entry !== undefined; entry = entry.next) {
-      if (sameRange(entry.key, bytes, start, end)) {
-        this.exactTable.bump(entry, by);
-        return;
-      }
-    }
-    if (this.admits(estimate)) {
-      this.exactTable.insert(new Entry(id, copyBytes(bytes, start, end), estimate - by, by));
-    }
+    const table = this.exactTable;
+    const slot = table.findBytes(id, bytes, start, end);
+    if (slot >= 0) table.bump(slot, by);
+    else if (this.admits(estimate)) table.insertBytes(id, bytes, start, end, estimate - by, by);
   }
 
   private admits(estimate: number): boolean {
     if (estimate < this.threshold) return false;
     const table = this.exactTable;
-    return table.size < table.capacity || estimate > (table.smallest() as Entry).upper;
+    return table.size < table.capacity || estimate > table.smallestUpper();
   }
 
   /** The `n` (default k) heaviest tracked keys of every part combined, by count, descending. */
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
-    const sketch = this.sketch;
     let parts = this.ownTableCounts() ? 1 : 0;
     for (const table of this.combined) if (table.counted > 0) parts++;
     const rows: HeavyHitter[] = [];
-    for (const { key, exact, upper: partsUpper, parts: tracked } of this.combinedEntries()) {
-      const estimate = sketch.estimate(key);
-      // A saturated estimate reads "at least 2^31 - 1": it bounds nothing from above. Neither
-      // do the parts' sums when some part did not track the key.
-      const fromParts = tracked === parts ? partsUpper : Number.POSITIVE_INFINITY;
-      const fromSketch = estimate < SATURATED ? estimate : Number.POSITIVE_INFINITY;
-      const bound = Math.min(fromParts, fromSketch);
-      const upper = bound === Number.POSITIVE_INFINITY ? estimate : bound;
-      rows.push({ key: copyKey(key), count: upper, lowerBound: exact, upperBound: upper });
+    if (this.combined.length === 0) {
+      const table = this.exactTable;
+      for (let i = 0; i < table.size; i++) {
+        rows.push(this.row(table.key(i), table.exact(i), table.upper(i), 1, parts));
+      }
+    } else {
+      for (const { key, exact, upper, parts: tracked } of this.combinedEntries()) {
+        rows.push(this.row(key, exact, upper, tracked, parts));
+      }
     }
     rows.sort((a, b) => b.count - a.count || b.lowerBound - a.lowerBound);
     return rows.slice(0, n);
   }
 
+  /** The row of `key` (the caller's to give away), tracked by `tracked` of `parts` parts. */
+  private row(
+    key: Key,
+    exact: number,
+    partsUpper: number,
+    tracked: number,
+    parts: number,
+  ): HeavyHitter {
+    const estimate = this.sketch.estimate(key);
+    // A saturated estimate reads "at least 2^31 - 1": it bounds nothing from above. Neither
+    // do the parts' sums when some part did not track the key.
+    const fromParts = tracked === parts ? partsUpper : Number.POSITIVE_INFINITY;
+    const fromSketch = estimate < SATURATED ? estimate : Number.POSITIVE_INFINITY;
+    const bound = Math.min(fromParts, fromSketch);
+    const upper = bound === Number.POSITIVE_INFINITY ? estimate : bound;
+    return { key, count: upper, lowerBound: exact, upperBound: upper };
+  }
+
   /**
-   * Own entries, summed key by key with the entries of combined tables. Parts that counted
-   * nothing are left out: their entries count 0 exactly and they saw no event to bound.
+   * Own entries, summed key by key with the entries of combined tables, each with a key of its
+   * own. Parts that counted nothing are left out: their entries count 0 exactly and they saw no
+   * event to bound.
    */
   private combinedEntries(): Combined[] {
-    const own = this.exactTable
-      .entries()
-      .map((entry) => ({ key: entry.key, exact: entry.exact, upper: entry.upper, parts: 1 }));
-    if (this.combined.length === 0) return own;
     const byValue = new Map<Key, Combined>();
     const byBytes = new Map<string, Combined>();
-    const add = (key: Key, exact: number, upper: number): void => {
+    /** `fresh`: `key` is a copy of its own, to give away (own keys are). */
+    const add = (key: Key, exact: number, upper: number, fresh: boolean): void => {
       const bytes = key instanceof Uint8Array ? Buffer.from(key).toString('latin1') : undefined;
       const found = bytes === undefined ? byValue.get(key) : byBytes.get(bytes);
       if (found !== undefined) {
@@ -330,14 +320,19 @@ export class HeavyHitters {
         found.parts++;
         return;
       }
-      const entry = { key, exact, upper, parts: 1 };
+      const entry = { key: fresh ? key : copyKey(key), exact, upper, parts: 1 };
       if (bytes === undefined) byValue.set(key, entry);
       else byBytes.set(bytes, entry);
     };
-    if (this.ownTableCounts()) for (const entry of own) add(entry.key, entry.exact, entry.upper);
-    for (const table of this.combined) {
-      if (table.counted === 0) continue;
-      for (const entry of table.entries) add(entry.key, entry.exact, entry.base + entry.exact);
+    const table = this.exactTable;
+    if (this.ownTableCounts()) {
+      for (let i = 0; i < table.size; i++) add(table.key(i), table.exact(i), table.upper(i), true);
+    }
+    for (const other of this.combined) {
+      if (other.counted === 0) continue;
+      for (const entry of other.entries) {
+        add(entry.key, entry.exact, entry.base + entry.exact, false);
+      }
     }
     return [...byValue.values(), ...byBytes.values()];
   }

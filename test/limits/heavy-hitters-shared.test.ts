@@ -162,3 +162,21 @@ test('combine refuses tables it cannot add without error', () => {
   assert.throws(() => new HeavyHitters({ k: 2 }).handle, TypeError);
   assert.throws(() => HeavyHitters.attach(null as never), TypeError);
 });
+
+test('a part lists its byte keys, of any length, in table() as copies that combine whole', () => {
+  const main = new HeavyHitters({ k: 20, shared: true });
+  const a = HeavyHitters.attach(main.handle);
+  const b = HeavyHitters.attach(main.handle);
+  const keyOf = (n: number) => new Uint8Array(n * 50).fill(n); // 0 to 950 bytes
+  for (let n = 0; n < 20; n++) {
+    for (let i = 0; i <= n; i++) a.add(keyOf(n));
+    b.addBytes(Buffer.concat([Buffer.from('>'), keyOf(n)]), 1, 1 + n * 50, 100);
+  }
+  const table = a.table();
+  (table.entries[0].key as Uint8Array).fill(0xff); // a copy: a's table is unchanged
+  const rows = main.combine(a.table()).combine(b.table()).top();
+  assert.deepEqual(
+    rows.map((row) => [row.key, row.lowerBound, row.upperBound]),
+    Array.from({ length: 20 }, (_, i) => 19 - i).map((n) => [keyOf(n), n + 101, n + 101]),
+  );
+});

@@ -124,3 +124,106 @@ test('options are validated, naming the option', () => {
   assert.throws(() => hh.add(Number.NaN), TypeError);
   assert.throws(() => hh.top(-1), RangeError);
 });
+
+test('the string "1", the number 1, the bigint 1n and the bytes [0x31] are four keys', () => {
+  const hh = new HeavyHitters({ k: 4 });
+  hh.add('1', 4);
+  hh.add(1, 3);
+  hh.add(1n, 2);
+  hh.add(Uint8Array.of(0x31), 1);
+  const line = Buffer.from('x1\n');
+  hh.addBytes(line, 1, 2, 10); // the bytes "1": the bytes key, not the string
+  assert.deepEqual(
+    hh.top().map((row) => [row.key, row.lowerBound]),
+    [
+      [Uint8Array.of(0x31), 11],
+      ['1', 4],
+      [1, 3],
+      [1n, 2],
+    ],
+  );
+});
+
+test('while the table has room, every key of any kind and length is counted exactly from its first event', () => {
+  const keyArb = fc.oneof(
+    fc.string({ maxLength: 4 }),
+    fc.integer({ min: -3, max: 3 }),
+    fc.bigInt({ min: -3n, max: 3n }),
+    fc.uint8Array({ maxLength: 4 }),
+    fc.uint8Array({ minLength: 200, maxLength: 700 }),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(keyArb, fc.integer({ min: 1, max: 5 }), fc.boolean()), {
+        maxLength: 300,
+        size: 'max',
+      }),
+      (stream) => {
+        const hh = new HeavyHitters({ k: 300 });
+        const truth = new Map<string, number>();
+        const name = (key: unknown) =>
+          key instanceof Uint8Array ? `bytes:${key.join(',')}` : `${typeof key}:${String(key)}`;
+        for (const [key, by, asRange] of stream) {
+          if (key instanceof Uint8Array && asRange) {
+            const line = Buffer.concat([Buffer.from('>'), key, Buffer.from('\n')]);
+            hh.addBytes(line, 1, line.length - 1, by);
+          } else {
+            hh.add(key, by);
+          }
+          truth.set(name(key), (truth.get(name(key)) ?? 0) + by);
+        }
+        const rows = hh.top();
+        assert.equal(rows.length, truth.size);
+        for (const row of rows) {
+          const count = truth.get(name(row.key));
+          assert.equal(row.lowerBound, count, `${name(row.key)}`);
+          assert.ok(row.upperBound >= row.lowerBound);
+        }
+      },
+    ),
+    { numRuns: 50 },
+  );
+});
+
+test('bounds hold under eviction for byte keys of many lengths, and keys come back whole', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 9 })), {
+        maxLength: 1000,
+        size: 'max',
+      }),
+      fc.integer({ min: 1, max: 6 }),
+      (stream, k) => {
+        // Key n is n * 13 bytes (0 to 520) of value n: lengths vary, and evictions leave the
+        // arena garbage to compact.
+        const keyOf = (n: number) => new Uint8Array(n * 13).fill(n);
+        const hh = new HeavyHitters({ k, capacity: 2 * k, width: 16, depth: 2 });
+        const truth = new Map<number, number>();
+        for (const [n, by] of stream) {
+          hh.add(keyOf(n), by);
+          truth.set(n, (truth.get(n) ?? 0) + by);
+        }
+        const rows = hh.top(1000);
+        assert.ok(rows.length <= 2 * k);
+        for (const row of rows) {
+          const key = row.key as Uint8Array;
+          const n = key.length / 13;
+          assert.deepEqual(key, keyOf(n));
+          const count = truth.get(n) ?? 0;
+          assert.ok(row.lowerBound <= count && count <= row.upperBound);
+        }
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+test('keys returned are copies: changing one changes nothing counted', () => {
+  const hh = new HeavyHitters({ k: 2 });
+  hh.add(Uint8Array.of(1, 2), 5);
+  const [row] = hh.top();
+  (row.key as Uint8Array).fill(0);
+  assert.deepEqual(hh.top()[0].key, Uint8Array.of(1, 2));
+  hh.add(Uint8Array.of(1, 2));
+  assert.equal(hh.top()[0].lowerBound, 6);
+});
