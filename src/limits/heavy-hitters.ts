@@ -11,11 +11,15 @@
  * Bounds. When a key enters with estimate e after an event of `by`, its count before that event
  * was at most e - by (the sketch never underestimates) and at least 0. Afterwards we count
  * exactly, so with x counted since entering (including that event):
- *   lowerBound = x <= true count <= (e - by) + x,
+ *   lowerBound = x <= true count <= base + x, base = e - by,
  * and the sketch's current estimate is an upper bound too; `upperBound` is the smaller of both.
+ * With threshold 1, until the table first turns a key away or evicts one, every key this part
+ * saw entered on its first event (any key may enter while there is room), so a key entering
+ * then was never counted before: base = 0 and the key is exact, however crowded the sketch.
+ * So when every key fits in the table, every count is exact.
  * `count`, the ranking, is the upper bound (as in Space-Saving, Metwally et al., ICDT 2005):
- * it is exact for keys that entered on their first event, and over by at most the
- * sketch's error at the time of entry otherwise, which is small because heavy keys enter early.
+ * over by at most the sketch's error at the time of entry, which is small because heavy keys
+ * enter early.
  *
  * Threads. With `shared: true` the sketch is in shared memory: `HeavyHitters.attach(handle)`
  * in each worker gives a part with the same sketch and a table of its own. Every event is
@@ -23,9 +27,11 @@
  * table, so exact counts of different parts are of different events and add up without
  * counting anything twice. `combine(part.table())` brings a part's table into this one:
  * lowerBound is the sum of the parts' exact counts; each part's (base + exact) bounds the
- * events it saw (its base bounds everything before its entry, in any part), so their sum bounds
- * the key when every part tracked it; upperBound is the smaller of that and the shared sketch's
- * estimate, or the estimate alone when some part did not track the key.
+ * events it saw (its base bounds those it saw before the key entered: the shared estimate bounds
+ * every part's, and 0 is exact when the part cannot have seen it), so their sum bounds the key
+ * when every part tracked it; upperBound is the smaller of that and the shared sketch's
+ * estimate, or the estimate alone when some part did not track the key. A part's own top(),
+ * before it combines the others, bounds what that part counted.
  */
 import { getRandomValues } from 'node:crypto';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
@@ -80,6 +86,11 @@ export interface HeavyHittersTable {
   part: string;
   /** The amounts the part counted, all keys together; a part that counted nothing is no part. */
   counted: number;
+  /**
+   * Every key the part counted is in `entries` (threshold 1 and nothing evicted yet), so a key
+   * missing from them was never counted by the part.
+   */
+  complete: boolean;
   /** `exact`: counted since the key entered; `base`: bound on its count before that. */
   entries: { key: Key; base: number; exact: number }[];
 }
@@ -94,7 +105,8 @@ interface Combined {
   key: Key;
   exact: number;
   upper: number;
-  parts: number;
+  /** How many of those parts' tables are not complete. */
+  incomplete: number;
 }
 
 /** A private copy (Buffer#slice would return a view into the caller's memory). */
@@ -123,6 +135,8 @@ export class HeavyHitters {
   private readonly combined: HeavyHittersTable[] = [];
   /** The amounts this part counted (the sketch's total also holds other parts'). */
   private counted = 0;
+  /** Whether a key this part counted was turned away or evicted (see `complete`). */
+  private dropped = false;
 
   /** `sketch` is for `attach`: the shared sketch to use instead of a new one. @internal */
   constructor(options: HeavyHittersOptions, sketch?: CountMinSketch) {
@@ -173,7 +187,13 @@ export class HeavyHitters {
     for (let i = 0; i < table.size; i++) {
       entries.push({ key: table.key(i), base: table.base(i), exact: table.exact(i) });
     }
-    return { sketchId, part: this.part, counted: this.counted, entries };
+    return {
+      sketchId,
+      part: this.part,
+      counted: this.counted,
+      complete: this.complete(),
+      entries,
+    };
   }
 
   /**
@@ -204,7 +224,11 @@ export class HeavyHitters {
       };
     });
     const counted = integerIn('table.counted', table.counted, 0, Number.MAX_SAFE_INTEGER);
-    this.combined.push({ sketchId: table.sketchId, part: table.part, counted, entries });
+    if (typeof table.complete !== 'boolean') {
+      throw typeError('table.complete', 'a boolean', table.complete);
+    }
+    const { sketchId, part, complete } = table;
+    this.combined.push({ sketchId, part, counted, complete, entries });
     return this;
   }
 
@@ -214,6 +238,15 @@ export class HeavyHitters {
    */
   private ownTableCounts(): boolean {
     return this.counted > 0 || this.combined.length === 0;
+  }
+
+  /**
+   * Whether every key this part counted is in its table, counted exactly since its first event:
+   * with threshold 1 every key enters on its first event while there is room, so this holds
+   * until the table first turns a key away or evicts one.
+   */
+  private complete(): boolean {
+    return this.threshold === 1 && !this.dropped;
   }
 
   private sketchId(): string {
@@ -238,7 +271,8 @@ export class HeavyHitters {
     const table = this.exactTable;
     const slot = table.find(id, key);
     if (slot >= 0) table.bump(slot, by);
-    else if (this.admits(estimate)) table.insert(id, key, estimate - by, by);
+    else if (this.admits(estimate)) table.insert(id, key, this.baseAtEntry(estimate, by), by);
+    else if (by > 0) this.dropped = true; // counted, and not in the table
   }
 
   /**
@@ -255,7 +289,21 @@ export class HeavyHitters {
     const table = this.exactTable;
     const slot = table.findBytes(id, bytes, start, end);
     if (slot >= 0) table.bump(slot, by);
-    else if (this.admits(estimate)) table.insertBytes(id, bytes, start, end, estimate - by, by);
+    else if (this.admits(estimate)) {
+      table.insertBytes(id, bytes, start, end, this.baseAtEntry(estimate, by), by);
+    } else if (by > 0) this.dropped = true;
+  }
+
+  /**
+   * A bound on this part's count of a key before the event that lets it enter: 0 when the key
+   * cannot have been counted here before (the table is complete), else what the sketch held
+   * before the event. Entering a full table evicts a key, which drops it: computed first, so
+   * that the entering key, never seen until then, still gets 0.
+   */
+  private baseAtEntry(estimate: number, by: number): number {
+    const base = this.complete() ? 0 : estimate - by;
+    if (this.exactTable.size === this.capacity) this.dropped = true;
+    return base;
   }
 
   private admits(estimate: number): boolean {
@@ -267,35 +315,34 @@ export class HeavyHitters {
   /** The `n` (default k) heaviest tracked keys of every part combined, by count, descending. */
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
-    let parts = this.ownTableCounts() ? 1 : 0;
-    for (const table of this.combined) if (table.counted > 0) parts++;
+    // The parts that may have counted a key they do not track: a key's sum over the parts is
+    // a bound only if every one of them tracks it (a complete part that does not never saw it).
+    let incompleteParts = this.ownTableCounts() && !this.complete() ? 1 : 0;
+    for (const table of this.combined) if (table.counted > 0 && !table.complete) incompleteParts++;
     const rows: HeavyHitter[] = [];
     if (this.combined.length === 0) {
       const table = this.exactTable;
       for (let i = 0; i < table.size; i++) {
-        rows.push(this.row(table.key(i), table.exact(i), table.upper(i), 1, parts));
+        rows.push(this.row(table.key(i), table.exact(i), table.upper(i), true));
       }
     } else {
-      for (const { key, exact, upper, parts: tracked } of this.combinedEntries()) {
-        rows.push(this.row(key, exact, upper, tracked, parts));
+      for (const { key, exact, upper, incomplete } of this.combinedEntries()) {
+        rows.push(this.row(key, exact, upper, incomplete === incompleteParts));
       }
     }
     rows.sort((a, b) => b.count - a.count || b.lowerBound - a.lowerBound);
     return rows.slice(0, n);
   }
 
-  /** The row of `key` (the caller's to give away), tracked by `tracked` of `parts` parts. */
-  private row(
-    key: Key,
-    exact: number,
-    partsUpper: number,
-    tracked: number,
-    parts: number,
-  ): HeavyHitter {
+  /**
+   * The row of `key` (the caller's to give away): `exact` and `partsUpper` summed over the
+   * parts that track it, `bounded` when no other part can have counted it.
+   */
+  private row(key: Key, exact: number, partsUpper: number, bounded: boolean): HeavyHitter {
     const estimate = this.sketch.estimate(key);
     // A saturated estimate reads "at least 2^31 - 1": it bounds nothing from above. Neither
-    // do the parts' sums when some part did not track the key.
-    const fromParts = tracked === parts ? partsUpper : Number.POSITIVE_INFINITY;
+    // do the parts' sums when some part may have counted the key without tracking it.
+    const fromParts = bounded ? partsUpper : Number.POSITIVE_INFINITY;
     const fromSketch = estimate < SATURATED ? estimate : Number.POSITIVE_INFINITY;
     const bound = Math.min(fromParts, fromSketch);
     const upper = bound === Number.POSITIVE_INFINITY ? estimate : bound;
@@ -311,27 +358,31 @@ export class HeavyHitters {
     const byValue = new Map<Key, Combined>();
     const byBytes = new Map<string, Combined>();
     /** `fresh`: `key` is a copy of its own, to give away (own keys are). */
-    const add = (key: Key, exact: number, upper: number, fresh: boolean): void => {
+    const add = (key: Key, exact: number, upper: number, fresh: boolean, complete: boolean) => {
       const bytes = key instanceof Uint8Array ? Buffer.from(key).toString('latin1') : undefined;
       const found = bytes === undefined ? byValue.get(key) : byBytes.get(bytes);
       if (found !== undefined) {
         found.exact += exact;
         found.upper += upper;
-        found.parts++;
+        if (!complete) found.incomplete++;
         return;
       }
-      const entry = { key: fresh ? key : copyKey(key), exact, upper, parts: 1 };
+      const incomplete = complete ? 0 : 1;
+      const entry = { key: fresh ? key : copyKey(key), exact, upper, incomplete };
       if (bytes === undefined) byValue.set(key, entry);
       else byBytes.set(bytes, entry);
     };
     const table = this.exactTable;
     if (this.ownTableCounts()) {
-      for (let i = 0; i < table.size; i++) add(table.key(i), table.exact(i), table.upper(i), true);
+      const complete = this.complete();
+      for (let i = 0; i < table.size; i++) {
+        add(table.key(i), table.exact(i), table.upper(i), true, complete);
+      }
     }
     for (const other of this.combined) {
       if (other.counted === 0) continue;
       for (const entry of other.entries) {
-        add(entry.key, entry.exact, entry.base + entry.exact, false);
+        add(entry.key, entry.exact, entry.base + entry.exact, false, other.complete);
       }
     }
     return [...byValue.values(), ...byBytes.values()];
@@ -348,5 +399,6 @@ export class HeavyHitters {
     this.exactTable.clear();
     this.combined.length = 0;
     this.counted = 0;
+    this.dropped = false;
   }
 }

@@ -207,6 +207,31 @@ test('-d D -f N counts what cut -d D -f N prints (the empty key aside), and -s a
   );
 });
 
+test('when every key fits in the table, the counts are sort | uniq -c exactly, even with a tiny sketch', () => {
+  const lines: string[] = [];
+  for (let key = 0; key < 2000; key++) {
+    for (let n = (key * 7919) % 13; n >= 0; n--) lines.push(`key-${key}`);
+  }
+  const log = file('fits.txt', `${lines.join('\n')}\n`);
+  const exact = new Map<string, number>();
+  for (const row of bash(`LC_ALL=C sort ${log} | uniq -c`).stdout.trim().split('\n')) {
+    const [, count, key] = /^\s*(\d+) (.*)$/.exec(row) as RegExpExecArray;
+    exact.set(key, Number(count));
+  }
+  for (const threads of ['1', '2']) {
+    // --epsilon 0.5: 6 x 4 cells for 2,000 keys, so every estimate is far off.
+    const out = json(['top', log, '-k', '2000', '--epsilon', '0.5', '--threads', threads]);
+    assert.equal(out.top.length, 2000);
+    for (const row of out.top) {
+      assert.deepEqual(
+        [row.count, row.lowerBound, row.upperBound],
+        Array(3).fill(exact.get(row.key)),
+        row.key,
+      );
+    }
+  }
+});
+
 test('long keys are cut with a mark and a way to see them whole; labels say what is true', () => {
   const long = `${'k'.repeat(59)}-one`;
   const other = `${'k'.repeat(59)}-two`;
