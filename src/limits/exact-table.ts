@@ -355,34 +355,23 @@ export class ExactTable {
   }
 
   private siftUp(position: number): void {
-    const heapSlots = this.heapSlots;
     const bounds = this.bounds;
-    const records = this.records;
-    const slot = heapSlots[position];
+    const slot = this.heapSlots[position];
     const upper = bounds[2 * position];
     const exact = bounds[2 * position + 1];
     while (position > 0) {
       const parent = (position - 1) >> 1;
       if (bounds[2 * parent] <= upper) break;
-      const moved = heapSlots[parent];
-      heapSlots[position] = moved;
-      bounds[2 * position] = bounds[2 * parent];
-      bounds[2 * position + 1] = bounds[2 * parent + 1];
-      records[RECORD * moved + POSITION] = position;
+      this.shift(parent, position);
       position = parent;
     }
-    heapSlots[position] = slot;
-    bounds[2 * position] = upper;
-    bounds[2 * position + 1] = exact;
-    records[RECORD * slot + POSITION] = position;
+    this.settle(position, slot, upper, exact);
   }
 
   private siftDown(position: number): void {
-    const heapSlots = this.heapSlots;
     const bounds = this.bounds;
-    const records = this.records;
     const size = this.size;
-    const slot = heapSlots[position];
+    const slot = this.heapSlots[position];
     const upper = bounds[2 * position];
     const exact = bounds[2 * position + 1];
     for (;;) {
@@ -390,16 +379,26 @@ export class ExactTable {
       if (child >= size) break;
       if (child + 1 < size && bounds[2 * child + 2] < bounds[2 * child]) child++;
       if (bounds[2 * child] >= upper) break;
-      const moved = heapSlots[child];
-      heapSlots[position] = moved;
-      bounds[2 * position] = bounds[2 * child];
-      bounds[2 * position + 1] = bounds[2 * child + 1];
-      records[RECORD * moved + POSITION] = position;
+      this.shift(child, position);
       position = child;
     }
-    heapSlots[position] = slot;
-    bounds[2 * position] = upper;
-    bounds[2 * position + 1] = exact;
-    records[RECORD * slot + POSITION] = position;
+    this.settle(position, slot, upper, exact);
+  }
+
+  /** Moves the heap entry at `from` to `to` (a sift's step; `to`'s entry is held by the caller). */
+  private shift(from: number, to: number): void {
+    const moved = this.heapSlots[from];
+    this.heapSlots[to] = moved;
+    this.bounds[2 * to] = this.bounds[2 * from];
+    this.bounds[2 * to + 1] = this.bounds[2 * from + 1];
+    this.records[RECORD * moved + POSITION] = to;
+  }
+
+  /** Puts the entry of `slot`, with its bounds, at heap `position` (where a sift ends). */
+  private settle(position: number, slot: number, upper: number, exact: number): void {
+    this.heapSlots[position] = slot;
+    this.bounds[2 * position] = upper;
+    this.bounds[2 * position + 1] = exact;
+    this.records[RECORD * slot + POSITION] = position;
   }
 }
