@@ -130,17 +130,20 @@ test('an unknown option name is a TypeError naming it, with the closest known na
 
 test('a sketch too large names the option at fault and its value', () => {
   const cases: [object, RegExp][] = [
-    [{ depth: 2 ** 28 }, /^RangeError: depth too large: .*depth 268435456/],
-    [{ delta: 5e-324 }, /^RangeError: delta too large: .*delta 5e-324/],
-    [{ epsilon: 1e-9 }, /^RangeError: epsilon too large: .*epsilon 1e-9/],
+    [
+      { depth: 2 ** 28 },
+      /^RangeError: depth 268435456 too large: .*with width 16384 \(the default\)$/,
+    ],
+    [{ delta: 5e-324 }, /^RangeError: delta 5e-324 too small \(depth Infinity\): /],
+    [
+      { epsilon: 1e-9 },
+      /^RangeError: epsilon 1e-9 too small \(width 2718281829\): .*depth 4 \(the default\)$/,
+    ],
     [
       { width: 2 ** 27, depth: 3 },
-      /^RangeError: width and depth too large: .*width 134217728.*depth 3/,
+      /^RangeError: width 134217728 too large and depth 3 too large: /,
     ],
-    [
-      { width: 2 ** 27 },
-      /^RangeError: width too large: .*width 134217728 .*depth 4 \(the default\)/,
-    ],
+    [{ width: 2 ** 27 }, /^RangeError: width 134217728 too large: .*with depth 4 \(the default\)$/],
   ];
   for (const [options, message] of cases) {
     assert.throws(

@@ -6,6 +6,8 @@
  *   (main.ts), with the reason the system gave.
  */
 
+import { displayKey } from './escape.js';
+
 /** A bad flag or argument: exit code 2, with the usage hint. */
 export class UsageError extends Error {}
 /** An input that cannot be read: exit code 1. */
@@ -25,9 +27,12 @@ export function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** `name` as the messages show it: quoted, or "standard input". */
+/**
+ * `name` as the messages show it: "standard input", or quoted and escaped as keys are in the
+ * table, so that a name cannot break the one line or act on the terminal.
+ */
 export function inputName(name: string): string {
-  return name === '-' ? 'standard input' : `'${name}'`;
+  return name === '-' ? 'standard input' : `'${displayKey(Buffer.from(name), 0).text}'`;
 }
 
 /** An InputError for `name`, with the reason of `error` (kept as its cause). */

@@ -4,15 +4,19 @@
  *
  * Valid UTF-8 is shown as its characters, except those that are invisible or act on the text
  * around them: controls (C0, DEL, C1), format characters (the bidi overrides and isolates such
- * as U+202E, zero-width U+200B..U+200D, U+FEFF, soft hyphen), line and paragraph separators,
- * spaces other than U+0020 (a no-break space looks like a space), private-use and unassigned
- * code points. Each is escaped, as is the backslash, so every escape reads one way:
+ * as U+202E, zero-width U+200B..U+200D, U+FEFF, soft hyphen), every other default-ignorable code
+ * point (variation selectors, Hangul fillers), combining marks (so that e + U+0301 does not
+ * pass for é), line and paragraph separators, spaces other than U+0020 (a no-break space looks
+ * like a space) and the blank braille pattern, private-use and unassigned code points. Each is
+ * escaped, as is the backslash, so every escape reads one way:
  *   \\        a backslash
  *   \t        a tab
  *   \xHH      a byte: below 80 a control character (\x1b is ESC), from 80 a byte that is not
  *             part of valid UTF-8
  *   \u{HHHH}  a code point from U+0080 (\u{85} is NEL, never the byte 85)
- * and … (U+2026) is escaped too, because a key cut short ends in one.
+ * and … (U+2026) is escaped too, because a key cut short ends in one. Letters of other scripts
+ * that look like Latin ones (Cyrillic а) are shown as they are: a display tells invisible and
+ * composed characters apart, not homoglyphs (`--json` gives every key exactly).
  */
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -27,7 +31,8 @@ export function keyText(key: Uint8Array): string | undefined {
 }
 
 /** Code points shown escaped (see above); U+0020 is the only space shown as itself. */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Zs}\u2026\\]/u;
+const HIDDEN =
+  /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{M}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Zs}\u2800\u2026\\]/u;
 
 /** The marker of a key cut short. */
 export const CUT_MARK = '…';

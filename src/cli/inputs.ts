@@ -8,7 +8,15 @@
  * device (`/dev/zero`), and files of /proc and /sys, which are regular but report size 0 while
  * they hold text. Splitting by `stat` size would count nothing of them.
  */
-import { createReadStream, fstatSync, readFileSync, type Stats, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  createReadStream,
+  fstatSync,
+  readFileSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import { InputError, inputName, readError } from './errors.js';
 
 export interface Input {
@@ -27,13 +35,18 @@ export function openInputs(names: string[]): Input[] {
   return names.map((name) => {
     const stats = name === '-' ? standardInputStats() : fileStats(name);
     if (stats.isDirectory()) throw new InputError(`cannot read ${inputName(name)}: is a directory`);
-    return { name, splittableBytes: stats.isFile() ? stats.size : 0 };
+    // Standard input is read where it is, whatever it is: even a regular file behind `<` has
+    // no name a worker could open.
+    return { name, splittableBytes: name !== '-' && stats.isFile() ? stats.size : 0 };
   });
 }
 
+/** The file's stats, once it is known to be there and readable (access: opening a FIFO waits). */
 function fileStats(name: string): Stats {
   try {
-    return statSync(name);
+    const stats = statSync(name);
+    if (!stats.isDirectory()) accessSync(name, constants.R_OK);
+    return stats;
   } catch (error) {
     throw readError(name, error);
   }

@@ -24,9 +24,14 @@ async function main(argv: string[]): Promise<number> {
     await writeOut([`${version()}\n`]);
     return 0;
   }
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined) {
+    // A missing command is a usage error: the usage goes where errors go.
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     await writeOut([USAGE]);
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   if (command !== 'top') throw new UsageError(`unknown command '${command}'`);
   const options = parseTopArgs(rest);

@@ -8,6 +8,7 @@
  * block at a time, so a cut costs one block read unless a line is longer than a block.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import { readError } from './errors.js';
 
 /** Bytes `start` (inclusive) to `end` (exclusive) of `file`. */
 export interface Segment {
@@ -30,6 +31,15 @@ function lineStartFrom(fd: number, offset: number, size: number): number {
   return size;
 }
 
+/** `lineStartFrom`, with a read error named after the file. */
+function lineStartAt(file: string, fd: number, offset: number, size: number): number {
+  try {
+    return lineStartFrom(fd, offset, size);
+  } catch (error) {
+    throw readError(file, error);
+  }
+}
+
 /**
  * The files as at most `parts` lists of line-aligned segments, in order; lists that would be
  * empty (more parts than the input has lines) are left out. `sizes` are the files' sizes.
@@ -44,13 +54,18 @@ export function splitFiles(files: string[], sizes: number[], parts: number): Seg
     const file = files[f];
     const size = sizes[f];
     let start = 0;
-    const fd = openSync(file, 'r');
+    let fd: number;
+    try {
+      fd = openSync(file, 'r');
+    } catch (error) {
+      throw readError(file, error);
+    }
     try {
       // Cut where the part's share of all bytes ends, while that lies inside this file.
       while (part < parts) {
         const cut = Math.floor((total * part) / parts) - before;
         if (cut >= size) break;
-        const at = cut <= start ? start : lineStartFrom(fd, cut, size);
+        const at = cut <= start ? start : lineStartAt(file, fd, cut, size);
         if (at > start) list.push({ file, start, end: at });
         if (list.length > 0) lists.push(list);
         list = [];

@@ -54,21 +54,27 @@ export function resolveDimensions(options: DimensionOptions): { width: number; d
         ? DEFAULT_DEPTH
         : integerIn('depth', depth, 1, MAX_COUNTERS);
   if (w * d > MAX_COUNTERS) {
-    // Name what the caller set: the option they can change, with the value they gave.
-    const widthName = epsilon !== undefined ? 'epsilon' : width !== undefined ? 'width' : undefined;
-    const depthName = delta !== undefined ? 'delta' : depth !== undefined ? 'depth' : undefined;
-    const given = [
-      widthName === undefined
-        ? `width ${w} (the default)`
-        : `${widthName} ${epsilon ?? width} (width ${w})`,
-      depthName === undefined
-        ? `depth ${d} (the default)`
-        : `${depthName} ${delta ?? depth} (depth ${d})`,
-    ];
-    const blamed = [widthName, depthName].filter((n) => n !== undefined).join(' and ') || 'width';
+    // Name what the caller set, the way they set it: a width or depth too large, an epsilon or
+    // delta too small (each gives its width or depth); defaults are not the caller's doing.
+    const blamed = [
+      epsilon !== undefined
+        ? `epsilon ${epsilon} too small (width ${w})`
+        : width !== undefined
+          ? `width ${w} too large`
+          : undefined,
+      delta !== undefined
+        ? `delta ${delta} too small (depth ${d})`
+        : depth !== undefined
+          ? `depth ${d} too large`
+          : undefined,
+    ].filter((part) => part !== undefined);
+    const defaults = [
+      epsilon === undefined && width === undefined ? `width ${w} (the default)` : undefined,
+      delta === undefined && depth === undefined ? `depth ${d} (the default)` : undefined,
+    ].filter((part) => part !== undefined);
     throw new RangeError(
-      `${blamed} too large: width x depth must be at most 2^28 counters (1 GiB); ` +
-        `received ${given.join(' x ')}, ${w * d} counters`,
+      `${blamed.join(' and ')}: width x depth must be at most 2^28 counters (1 GiB); ` +
+        `here ${w} x ${d} = ${w * d}${defaults.length > 0 ? `, with ${defaults.join(' and ')}` : ''}`,
     );
   }
   return { width: w, depth: d };

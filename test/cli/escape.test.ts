@@ -33,12 +33,14 @@ function undisplay(text: string): Uint8Array {
 }
 
 /** What may never reach the terminal raw. */
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\u2026\u00a0\u2000-\u200a\u3000]/u;
+const UNSAFE =
+  /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{M}\p{Zl}\p{Zp}\p{Co}\p{Cn}\u2026\u00a0\u2000-\u200a\u2800\u3000]/u;
 
 const text = fc.string({
   unit: fc.oneof(
     fc.constantFrom('a', ' ', '\\', 'x1b', '\t', '\x1b', '\u202e', '\u200b', '\u2066', '\ufeff'),
     fc.constantFrom('\u0085', '\u00a0', '\u2028', '\u00ad', '…', 'é', '日', '😀', '\ue000'),
+    fc.constantFrom('\ufe0f', '\u034f', '\u180b', '\u{e0100}', '\u3164', '\u2800', 'e\u0301'),
     fc.constantFrom('\\x85', '\\u{85}', '\\t', '\\\\'),
   ),
   maxLength: 20,
@@ -74,6 +76,10 @@ test('no control, format, bidi, separator or odd space character reaches the ter
   assert.equal(show('\u0085'), '\\u{85}');
   assert.equal(displayKey(Uint8Array.of(0x85), 0).text, '\\x85', 'a stray byte is not NEL');
   assert.equal(show('日本 é'), '日本 é', 'printable text stays as it is');
+  // Invisible or combining: a\uFE0F, a\u034F and a must not all show as "a".
+  const shown = ['a', 'a\ufe0f', 'a\u034f', 'é', 'e\u0301', '\u3164', '\u2800'].map(show);
+  assert.equal(new Set(shown).size, shown.length, shown.join(' '));
+  assert.equal(show('e\u0301'), 'e\\u{301}');
 });
 
 test('a long key is cut to the width, marked with …, never inside an escape', () => {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { test } from 'node:test';
@@ -70,6 +70,65 @@ test('an error found while reading reads as one found before: words, not a raw c
     assert.equal(result.status, 1);
     assert.equal(result.stderr, "hotcount: cannot read '/proc/self/mem': i/o error\n");
   }
+});
+
+test('standard input is read where it is with --threads, even a regular file behind <', () => {
+  const big = file(
+    'big-stdin.txt',
+    `${Array.from({ length: 5000 }, (_, i) => i % 7).join('\n')}\n`,
+  );
+  for (const args of [['top'], ['top', '-'], ['top', '-', ten]]) {
+    const result = bash(
+      `cd ${dirname(ten)} && $HOTCOUNT ${args.join(' ')} --threads 2 --json < ${big}`,
+    );
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(
+      JSON.parse(result.stdout).total,
+      5000 + (args.includes(ten) ? 10 : 0),
+      args.join(' '),
+    );
+  }
+});
+
+test('a file that cannot be opened fails in one line, in one thread or many, before any input is read', () => {
+  const dir = dirname(ten);
+  chmodSync(dir, 0o755); // the unprivileged user below must reach ten.txt
+  const secret = file('secret.txt', 'hidden\n');
+  chmodSync(secret, 0o000);
+  chmodSync(ten, 0o644);
+  const asNobody = (args: string) =>
+    bash(`setpriv --reuid=65534 --regid=65534 --clear-groups $HOTCOUNT top ${args}`);
+  for (const threads of ['1', '2']) {
+    const result = asNobody(`${ten} ${secret} --threads ${threads}`);
+    assert.equal(result.status, 1, result.stderr);
+    assert.equal(result.stderr, `hotcount: cannot read '${secret}': permission denied\n`);
+  }
+  // Standard input first, a pipe that never ends: the check comes before any reading, or this
+  // would wait for ever (spawnSync's timeout turns that into a failure).
+  const waiting = spawnSync(
+    'setpriv',
+    [
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      process.execPath,
+      CLI_PATH(),
+      'top',
+      '-',
+      secret,
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'], timeout: 20_000 },
+  );
+  assert.equal(waiting.status, 1);
+  assert.match(waiting.stderr.toString(), /cannot read '.*secret\.txt': permission denied/);
+});
+
+test('a file name in a message is escaped as keys are: one line, nothing raw', () => {
+  const result = hotcount(['top', 'no\nsuch', '\x1b[31mred']);
+  assert.equal(result.status, 1);
+  assert.equal(result.stderr, "hotcount: cannot read 'no\\x0asuch': no such file or directory\n");
+  assert.equal(hotcount([]).status, 2);
+  assert.match(hotcount([]).stderr, /^Usage: hotcount <command>/);
 });
 
 test('- is standard input, among files too; read once, as cat does', () => {
