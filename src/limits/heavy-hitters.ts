@@ -86,6 +86,8 @@ export interface HeavyHittersTable {
   part: string;
   /** The amounts the part counted, all keys together; a part that counted nothing is no part. */
   counted: number;
+  /** The sketch's clears when the table was taken: a table from before a clear is refused. */
+  clears: number;
   /**
    * Every key the part counted is in `entries` (threshold 1 and nothing evicted yet), so a key
    * missing from them was never counted by the part.
@@ -137,6 +139,8 @@ export class HeavyHitters {
   private counted = 0;
   /** Whether a key this part counted was turned away or evicted (see `complete`). */
   private dropped = false;
+  /** The sketch's clears this part's table and combined tables belong to (see `sync`). */
+  private clearsSeen: number;
 
   /** `sketch` is for `attach`: the shared sketch to use instead of a new one. @internal */
   constructor(options: HeavyHittersOptions, sketch?: CountMinSketch) {
@@ -158,6 +162,22 @@ export class HeavyHitters {
       sketch ??
       new CountMinSketch({ ...sketchOptions, conservative: options.conservative ?? true });
     this.exactTable = new ExactTable(this.capacity);
+    this.clearsSeen = this.sketch.counters.clears;
+  }
+
+  /**
+   * Forgets what this part holds beside the sketch when the sketch was cleared since (by any
+   * part: `clear` on a shared sketch clears it for all), so that no table keeps counts the
+   * sketch no longer has. Called before anything reads or adds to the tables.
+   */
+  private sync(): void {
+    const clears = this.sketch.counters.clears;
+    if (clears === this.clearsSeen) return;
+    this.exactTable.clear();
+    this.combined.length = 0;
+    this.counted = 0;
+    this.dropped = false;
+    this.clearsSeen = clears;
   }
 
   /** A part of the heavy hitters `handle` came from, in this thread: same sketch, own table. */
@@ -182,6 +202,7 @@ export class HeavyHitters {
   /** This part's exact table (not the tables combined into it), to `combine` elsewhere. */
   table(): HeavyHittersTable {
     const sketchId = this.sketchId();
+    this.sync();
     const table = this.exactTable;
     const entries: HeavyHittersTable['entries'] = [];
     for (let i = 0; i < table.size; i++) {
@@ -192,6 +213,7 @@ export class HeavyHitters {
       part: this.part,
       counted: this.counted,
       complete: this.complete(),
+      clears: this.clearsSeen,
       entries,
     };
   }
@@ -207,6 +229,12 @@ export class HeavyHitters {
     }
     if (table.sketchId !== this.sketchId()) {
       throw new RangeError('table comes from a part of another sketch');
+    }
+    this.sync();
+    if (table.clears !== this.clearsSeen) {
+      throw new RangeError(
+        'table was taken before the sketch was cleared: its counts are no longer in the sketch',
+      );
     }
     if (table.part === this.part || this.combined.some((other) => other.part === table.part)) {
       throw new RangeError('table is of a part already counted here: it would count twice');
@@ -227,8 +255,8 @@ export class HeavyHitters {
     if (typeof table.complete !== 'boolean') {
       throw typeError('table.complete', 'a boolean', table.complete);
     }
-    const { sketchId, part, complete } = table;
-    this.combined.push({ sketchId, part, counted, complete, entries });
+    const { sketchId, part, complete, clears } = table;
+    this.combined.push({ sketchId, part, counted, complete, clears, entries });
     return this;
   }
 
@@ -265,6 +293,7 @@ export class HeavyHitters {
     checkAmount(by);
     const sketch = this.sketch;
     sketch.hasher.hash(key); // throws on a bad key; the hasher's scratch is not observable
+    this.sync();
     this.counted += by;
     const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
     const id = entryId(sketch.hasher.h1);
@@ -281,6 +310,7 @@ export class HeavyHitters {
    * @internal
    */
   addBytes(bytes: Uint8Array, start: number, end: number, by: number): void {
+    this.sync();
     this.counted += by;
     const sketch = this.sketch;
     sketch.hasher.hashBytes(bytes, start, end);
@@ -315,6 +345,7 @@ export class HeavyHitters {
   /** The `n` (default k) heaviest tracked keys of every part combined, by count, descending. */
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
+    this.sync();
     // The parts that may have counted a key they do not track: a key's sum over the parts is
     // a bound only if every one of them tracks it (a complete part that does not never saw it).
     let incompleteParts = this.ownTableCounts() && !this.complete() ? 1 : 0;
@@ -396,9 +427,6 @@ export class HeavyHitters {
   /** Forgets everything counted, and the combined tables; a shared sketch for every part. */
   clear(): void {
     this.sketch.clear();
-    this.exactTable.clear();
-    this.combined.length = 0;
-    this.counted = 0;
-    this.dropped = false;
+    this.sync();
   }
 }

@@ -25,6 +25,11 @@ export interface Counters {
   readonly total: number;
   /** True once any cell has saturated. */
   readonly saturated: boolean;
+  /**
+   * How many times `clear` ran, by any thread: what counts kept beside the sketch (heavy
+   * hitters' exact tables) compare to know that the sketch was cleared under them.
+   */
+  readonly clears: number;
   /** Value of a cell. */
   load(cell: number): number;
   /** Adds `delta` (|delta| <= SATURATED) to a cell, saturating; returns the cell's new value. */
@@ -61,6 +66,7 @@ export class LocalCounters implements Counters {
   readonly cells: Int32Array;
   total = 0;
   saturated = false;
+  clears = 0;
   /**
    * An upper bound on |cell| for every cell (the sum of |delta| applied, or after a restore or
    * merge, the largest |cell|). While volume + |delta| < SATURATED no cell can reach a limit or
@@ -136,6 +142,7 @@ export class LocalCounters implements Counters {
     this.total = 0;
     this.saturated = false;
     this.volume = 0;
+    this.clears++;
   }
 
   get memoryBytes(): number {

@@ -8,7 +8,7 @@
  *   0-63         header, Int32 words: 0 magic "HCSH", 1 layout version, 2 width, 3 depth,
  *                4 flags (bit 0 conservative), 5 saturated (0 or 1), 6 sketch objects so far,
  *                7 total words claimed so far, 8-9 fingerprint of the secret, 10-11 random id
- *                of this sketch, 12-13 the total's overflow (a BigInt64)
+ *                of this sketch, 12-13 the total's overflow (a BigInt64), 14 clears so far
  *   64-4159      the total, in 1024 Int32 words, 16 to a 64-byte cache line
  *   4160-        the cells, 4 * width * depth bytes, row after row (as LocalCounters)
  *
@@ -45,7 +45,7 @@ import { sameBytes } from '../hash/secret.js';
 import { type Counters, largestMagnitude, SATURATED, saturatingSum } from './counters.js';
 
 const MAGIC = 0x48534348; // "HCSH" read as a little-endian u32
-const LAYOUT_VERSION = 1;
+const LAYOUT_VERSION = 2;
 const HEADER_BYTES = 64;
 const TOTAL_WORDS = 1024;
 const WORDS_PER_LINE = 16;
@@ -65,6 +65,7 @@ const W_OBJECTS = 6;
 const W_CLAIMED = 7;
 const W_FINGERPRINT = 8;
 const W_ID = 10;
+const W_CLEARS = 14;
 /** Header bytes 48-55, as an index into a BigInt64Array over the header. */
 const OVERFLOW = 6;
 
@@ -175,6 +176,10 @@ export class SharedCounters implements Counters {
     return sum + Number(Atomics.load(this.overflow, OVERFLOW));
   }
 
+  get clears(): number {
+    return Atomics.load(this.header, W_CLEARS);
+  }
+
   get saturated(): boolean {
     return Atomics.load(this.header, W_SATURATED) !== 0;
   }
@@ -263,6 +268,9 @@ export class SharedCounters implements Counters {
     Atomics.store(this.overflow, OVERFLOW, 0n);
     Atomics.store(this.header, W_CLAIMED, 0); // the pool anew (a word claimed twice is shared, still exact)
     Atomics.store(this.header, W_SATURATED, 0);
+    // Last: a part that sees the new count forgets its table (HeavyHitters), and the sketch is
+    // cleared by then.
+    Atomics.add(this.header, W_CLEARS, 1);
   }
 
   restore(total: number): void {

@@ -131,6 +131,53 @@ test('4 worker threads on a Zipf stream report the top keys of the single-thread
   assert.equal(hitters.total, events);
 });
 
+test('clear() on any part clears every part: no table keeps counts the sketch lost', () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.tuple(
+          fc.integer({ min: 0, max: 6 }),
+          fc.integer({ min: 0, max: 2 }),
+          fc.integer({ min: 0, max: 9 }),
+        ),
+        { maxLength: 120 },
+      ),
+      fc.array(fc.integer({ min: 0, max: 119 }), { maxLength: 3 }),
+      fc.integer({ min: 0, max: 2 }),
+      (stream, clearsAt, clearer) => {
+        const main = new HeavyHitters({ k: 2, width: 4, depth: 2, shared: true });
+        const parts = [main, HeavyHitters.attach(main.handle), HeavyHitters.attach(main.handle)];
+        let truth = new Map<number, number>();
+        stream.forEach(([key, part, by], i) => {
+          if (clearsAt.includes(i)) {
+            parts[clearer].clear();
+            truth = new Map();
+          }
+          parts[part].add(key, by);
+          truth.set(key, (truth.get(key) ?? 0) + by);
+        });
+        const check = (rows: { key: unknown; lowerBound: number; upperBound: number }[]) => {
+          for (const row of rows) assert.ok(row.lowerBound <= row.upperBound, JSON.stringify(row));
+        };
+        for (const part of parts) check(part.top(100));
+        main.combine(parts[1].table()).combine(parts[2].table());
+        for (const row of main.top(100)) {
+          const count = truth.get(row.key as number) ?? 0;
+          assert.ok(row.lowerBound <= count && count <= row.upperBound, `${row.key}: ${count}`);
+        }
+      },
+    ),
+  );
+  const main = new HeavyHitters({ k: 2, shared: true });
+  const part = HeavyHitters.attach(main.handle);
+  for (let i = 0; i < 10; i++) part.add('x');
+  const stale = part.table();
+  main.clear();
+  part.add('x');
+  assert.deepEqual(part.top(), [{ key: 'x', count: 1, lowerBound: 1, upperBound: 1 }]);
+  assert.throws(() => main.combine(stale), /before the sketch was cleared/);
+});
+
 test('combine refuses tables it cannot add without error', () => {
   const main = new HeavyHitters({ k: 2, shared: true });
   const part = HeavyHitters.attach(main.handle);
