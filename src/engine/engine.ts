@@ -8,14 +8,9 @@
  * instance of its own (its own key and memory).
  */
 import { typeError } from '../errors.js';
-import type { Key } from '../hash/key-hasher.js';
+import { type Key, TAG_BIGINT, TAG_BYTES, TAG_FLOAT, TAG_STRING } from '../hash/key-hasher.js';
 import { ENGINE_BYTES } from './engine-bytes.js';
 
-/** Tags, as key-hasher.ts folds them into the initial state. */
-const TAG_BYTES = 0;
-const TAG_STRING = 0x7300;
-const TAG_FLOAT = 0x6600;
-const TAG_BIGINT = 0x6200;
 /** Where keys are written in the engine's memory (bytes 0-7 hold the result). */
 const SCRATCH = 16;
 const PAGE_BYTES = 65536;

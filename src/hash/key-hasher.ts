@@ -38,11 +38,12 @@ import { typeError } from '../errors.js';
 /** What can be counted. Composite keys (customer + origin) are the caller's string. */
 export type Key = string | number | bigint | Uint8Array;
 
-const TAG_BYTES = 0;
-const TAG_STRING = 0x7300;
-const TAG_INT32 = 0x6900;
-const TAG_FLOAT = 0x6600;
-const TAG_BIGINT = 0x6200;
+/** Key kinds, folded into the initial state (the engine, src/engine, uses the same). */
+export const TAG_BYTES = 0;
+export const TAG_STRING = 0x7300;
+export const TAG_INT32 = 0x6900;
+export const TAG_FLOAT = 0x6600;
+export const TAG_BIGINT = 0x6200;
 
 // Scratch view to read a double's bits without allocating.
 const f64 = new Float64Array(1);

@@ -76,33 +76,26 @@ export class ExactTable {
   /** Entries held; slots 0 to size - 1 are in use. */
   size = 0;
   /** RECORD int32 per slot: TAG, POSITION, OFFSET, LENGTH. */
-  private records: Int32Array;
+  private records!: Int32Array;
   /** Per slot: the bound on the key's count before it entered. */
-  private bases: Float64Array;
+  private bases!: Float64Array;
   /** Keys of kind VALUE, by slot; empty until the first arrives. */
-  private values: (string | number | bigint | undefined)[];
+  private values!: (string | number | bigint | undefined)[];
   /** Two per heap position: the entry's upper bound (base + exact), and its exact count. */
-  private bounds: Float64Array;
+  private bounds!: Float64Array;
   /** Slot at each heap position. */
-  private heapSlots: Int32Array;
+  private heapSlots!: Int32Array;
   /** Slot by tag, EMPTY where none; a power of two long. */
-  private cells: Int32Array;
+  private cells!: Int32Array;
   /** 32 - log2(cells.length): the hash's top bits pick the home cell. */
   private cellShift = 0;
   /** The arena of byte keys: `bytesUsed` bytes written, of which `bytesFree` evicted. */
-  private bytes: Uint8Array;
+  private bytes!: Uint8Array;
   private bytesUsed = 0;
   private bytesFree = 0;
 
   constructor(readonly capacity: number) {
-    const slots = Math.min(capacity, INITIAL_SLOTS);
-    this.records = new Int32Array(RECORD * slots);
-    this.bases = new Float64Array(slots);
-    this.values = [];
-    this.bounds = new Float64Array(2 * slots);
-    this.heapSlots = new Int32Array(slots);
-    this.cells = this.emptyCells(slots);
-    this.bytes = new Uint8Array(INITIAL_BYTES);
+    this.clear(); // an empty table: the same arrays, in the same order, as after a clear
   }
 
   /** The slot of `key` (whose id is `id`), or -1. */
