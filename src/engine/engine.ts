@@ -7,8 +7,14 @@
  * The module is compiled once per process, synchronously, on first use; each hasher is an
  * instance of its own (its own key and memory).
  */
-import { typeError } from '../errors.js';
-import { type Key, TAG_BIGINT, TAG_BYTES, TAG_FLOAT, TAG_STRING } from '../hash/key-hasher.js';
+import {
+  checkKey,
+  type Key,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_FLOAT,
+  TAG_STRING,
+} from '../hash/key-hasher.js';
 import { ENGINE_BYTES } from './engine-bytes.js';
 
 /** Where keys are written in the engine's memory (bytes 0-7 hold the result). */
@@ -66,7 +72,7 @@ export class WasmKeyHasher {
         this.read();
         return;
       }
-      if (key - key !== 0) throw typeError('key', 'a finite number', key);
+      if (key - key !== 0) checkKey('key', key); // NaN, +-Infinity: the reference's TypeError
       f64[0] = key;
       this.room(8);
       this.bytes.set(f64Bytes, SCRATCH);
@@ -78,7 +84,7 @@ export class WasmKeyHasher {
     } else if (typeof key === 'bigint') {
       this.hashString(key.toString(16), TAG_BIGINT);
     } else {
-      throw typeError('key', 'a string, a finite number, a bigint or a Uint8Array', key);
+      checkKey('key', key); // not a key: the reference's TypeError
     }
   }
 
