@@ -36,6 +36,14 @@ const BATCH_ROWS = 2048;
 
 const number = new Intl.NumberFormat('en-US');
 
+/** Adds `more` into `into`, reason by reason; returns `into`. */
+export function addSkipped(into: Skipped, more: Skipped): Skipped {
+  into.emptyLines += more.emptyLines;
+  into.noField += more.noField;
+  into.noDelimiter += more.noDelimiter;
+  return into;
+}
+
 export function skippedTotal(skipped: Skipped): number {
   return skipped.emptyLines + skipped.noField + skipped.noDelimiter;
 }

@@ -31,15 +31,6 @@ function lineStartFrom(fd: number, offset: number, size: number): number {
   return size;
 }
 
-/** `lineStartFrom`, with a read error named after the file. */
-function lineStartAt(file: string, fd: number, offset: number, size: number): number {
-  try {
-    return lineStartFrom(fd, offset, size);
-  } catch (error) {
-    throw readError(file, error);
-  }
-}
-
 /**
  * The files as at most `parts` lists of line-aligned segments, in order; lists that would be
  * empty (more parts than the input has lines) are left out. `sizes` are the files' sizes.
@@ -54,26 +45,26 @@ export function splitFiles(files: string[], sizes: number[], parts: number): Seg
     const file = files[f];
     const size = sizes[f];
     let start = 0;
-    let fd: number;
+    // Opening or reading fails as reading the file would: one "cannot read" error, named.
     try {
-      fd = openSync(file, 'r');
+      const fd = openSync(file, 'r');
+      try {
+        // Cut where the part's share of all bytes ends, while that lies inside this file.
+        while (part < parts) {
+          const cut = Math.floor((total * part) / parts) - before;
+          if (cut >= size) break;
+          const at = cut <= start ? start : lineStartFrom(fd, cut, size);
+          if (at > start) list.push({ file, start, end: at });
+          if (list.length > 0) lists.push(list);
+          list = [];
+          start = at;
+          part++;
+        }
+      } finally {
+        closeSync(fd);
+      }
     } catch (error) {
       throw readError(file, error);
-    }
-    try {
-      // Cut where the part's share of all bytes ends, while that lies inside this file.
-      while (part < parts) {
-        const cut = Math.floor((total * part) / parts) - before;
-        if (cut >= size) break;
-        const at = cut <= start ? start : lineStartAt(file, fd, cut, size);
-        if (at > start) list.push({ file, start, end: at });
-        if (list.length > 0) lists.push(list);
-        list = [];
-        start = at;
-        part++;
-      }
-    } finally {
-      closeSync(fd);
     }
     if (size > start) list.push({ file, start, end: size });
     before += size;

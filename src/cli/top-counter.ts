@@ -5,8 +5,9 @@
 import { HeavyHitters } from '../limits/heavy-hitters.js';
 import { readError } from './errors.js';
 import { FIELD, FieldPicker, NO_FIELD } from './fields.js';
+import { type Input, readInput } from './inputs.js';
 import { LineSplitter } from './line-splitter.js';
-import type { Skipped, Summary } from './render.js';
+import { addSkipped, type Skipped, type Summary } from './render.js';
 
 /** What counting needs of the options (all structured-cloneable, for workers). */
 export interface CountOptions {
@@ -85,7 +86,12 @@ export class TopCounter {
     }
   }
 
-  /** Lines skipped by this counter, by reason. */
+  /** Counts `inputs` one after another (inputs.ts reads them). */
+  async countInputs(inputs: Input[], progress?: ProgressSink): Promise<void> {
+    for (const input of inputs) await this.count(input.name, readInput(input), progress);
+  }
+
+  /** Lines skipped by this counter, by reason (a fresh object). */
   get skipped(): Skipped {
     return {
       emptyLines: this.splitter.skipped,
@@ -96,16 +102,10 @@ export class TopCounter {
 
   summary(seconds: number): Summary {
     const sketch = this.hitters.sketch;
-    const own = this.skipped;
-    const elsewhere = this.skippedElsewhere;
     return {
       rows: this.hitters.top(),
       total: this.hitters.total,
-      skipped: {
-        emptyLines: own.emptyLines + elsewhere.emptyLines,
-        noField: own.noField + elsewhere.noField,
-        noDelimiter: own.noDelimiter + elsewhere.noDelimiter,
-      },
+      skipped: addSkipped(this.skipped, this.skippedElsewhere),
       sketchBytes: sketch.memoryBytes,
       width: sketch.width,
       depth: sketch.depth,

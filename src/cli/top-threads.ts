@@ -10,7 +10,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import { InputError } from './errors.js';
-import { type Input, readInput } from './inputs.js';
+import type { Input } from './inputs.js';
+import { addSkipped } from './render.js';
 import { splitFiles } from './split.js';
 import { type CountOptions, createHitters, type ProgressSink, TopCounter } from './top-counter.js';
 import type { TopWorkerData, TopWorkerMessage } from './top-worker.js';
@@ -55,10 +56,7 @@ export async function countInThreads(
         } else if (message.kind === 'done') {
           done = true;
           hitters.combine(message.table);
-          const elsewhere = counter.skippedElsewhere;
-          elsewhere.emptyLines += message.skipped.emptyLines;
-          elsewhere.noField += message.skipped.noField;
-          elsewhere.noDelimiter += message.skipped.noDelimiter;
+          addSkipped(counter.skippedElsewhere, message.skipped);
         } else {
           reject(new InputError(message.message));
         }
@@ -70,9 +68,7 @@ export async function countInThreads(
       });
     });
   });
-  const inMain = (async () => {
-    for (const input of streams) await counter.count(input.name, readInput(input), progress);
-  })();
+  const inMain = counter.countInputs(streams, progress);
   try {
     await Promise.all([...inWorkers, inMain]);
   } finally {

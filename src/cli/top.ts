@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { resolveDimensions } from '../sketch/dimensions.js';
 import { UsageError } from './errors.js';
-import { type Input, openInputs, readInput } from './inputs.js';
+import { type Input, openInputs } from './inputs.js';
 import { MAX_LINE_BYTES } from './line-splitter.js';
 import { Progress } from './progress.js';
 import { renderJson, renderTable } from './render.js';
@@ -155,11 +155,8 @@ export function parseTopArgs(args: string[]): TopOptions {
     }
     try {
       resolveDimensions({ epsilon });
-    } catch {
-      throw new UsageError(
-        `--epsilon ${values.epsilon} is too small: the sketch would need ` +
-          `${Math.ceil(Math.E / epsilon)} x 4 counters, more than 2^28 (1 GiB)`,
-      );
+    } catch (error) {
+      throw new UsageError(`--${(error as Error).message}`);
     }
   }
   if (values.demo && positionals.length > 0) throw new UsageError('--demo takes no FILE');
@@ -225,7 +222,7 @@ export async function writeOut(chunks: Iterable<string>): Promise<void> {
 
 async function countOneThread(options: TopOptions, inputs: Input[], progress?: Progress) {
   const counter = new TopCounter(options);
-  for (const input of inputs) await counter.count(input.name, readInput(input), progress);
+  await counter.countInputs(inputs, progress);
   return counter;
 }
 

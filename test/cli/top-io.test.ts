@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { bash, hotcount, json, scratch } from '../helpers/cli.js';
+import { bash, CLI, hotcount, json, scratch } from '../helpers/cli.js';
 
 const file = scratch('hotcount-io-');
 const ten = file('ten.txt', `${Array.from({ length: 10 }, (_, i) => `t${i}`).join('\n')}\n`);
@@ -107,16 +107,7 @@ test('a file that cannot be opened fails in one line, in one thread or many, bef
   // would wait for ever (spawnSync's timeout turns that into a failure).
   const waiting = spawnSync(
     'setpriv',
-    [
-      '--reuid=65534',
-      '--regid=65534',
-      '--clear-groups',
-      process.execPath,
-      CLI_PATH(),
-      'top',
-      '-',
-      secret,
-    ],
+    ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'top', '-', secret],
     { stdio: ['pipe', 'pipe', 'pipe'], timeout: 20_000 },
   );
   assert.equal(waiting.status, 1);
@@ -148,14 +139,9 @@ test('- is standard input, among files too; read once, as cat does', () => {
 test('standard input that is a directory or closed fails as cat fails, exit 1', () => {
   const dir = openSync(dirname(ten), 'r');
   try {
-    const result = spawnSync(process.execPath, [CLI_PATH(), 'top'], {
-      stdio: [dir, 'pipe', 'pipe'],
-    });
+    const result = hotcount(['top'], undefined, { stdio: [dir, 'pipe', 'pipe'] });
     assert.equal(result.status, 1);
-    assert.equal(
-      result.stderr.toString(),
-      'hotcount: cannot read standard input: is a directory\n',
-    );
+    assert.equal(result.stderr, 'hotcount: cannot read standard input: is a directory\n');
   } finally {
     closeSync(dir);
   }
@@ -172,12 +158,10 @@ test('standard input that is a directory or closed fails as cat fails, exit 1', 
 test('a write error on standard output is one line and exit 1; a closed pipe is a quiet exit 0', () => {
   const full = openSync('/dev/full', 'w');
   try {
-    const result = spawnSync(process.execPath, [CLI_PATH(), 'top', ten], {
-      stdio: ['pipe', full, 'pipe'],
-    });
+    const result = hotcount(['top', ten], undefined, { stdio: ['pipe', full, 'pipe'] });
     assert.equal(result.status, 1);
     assert.equal(
-      result.stderr.toString(),
+      result.stderr,
       'hotcount: cannot write standard output: no space left on device\n',
     );
   } finally {
@@ -324,7 +308,3 @@ test('bidi overrides and zero-width characters are escaped in the table, exact i
     .sort();
   assert.deepEqual(keys, input.trim().split('\n').sort());
 });
-
-function CLI_PATH(): string {
-  return new URL('../../src/cli/main.js', import.meta.url).pathname;
-}
