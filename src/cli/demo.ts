@@ -52,7 +52,8 @@ export async function runDemo(options: TopOptions): Promise<void> {
   const beforeCounting = liveBytes();
   const counter = new TopCounter(options);
   await counter.count('the demo stream', demoChunks());
-  // What the sketch and its exact table hold, measured (the stream is garbage by now).
+  // Live heap and buffers grown while counting: the sketch and its table, and whatever of the
+  // generated stream the collector has not let go of yet (runs vary by a few MiB).
   const hotcountBytes = liveBytes() - beforeCounting;
   // Time spent counting, not generating the demo stream.
   const summary = counter.summary(counter.busySeconds);
@@ -91,7 +92,7 @@ export async function runDemo(options: TopOptions): Promise<void> {
   ]);
   await writeOut(renderTable(summary, options.keyWidth));
   await writeOut([
-    `\nMemory, measured: hotcount held ${formatBytes(hotcountBytes)} (a sketch of ` +
+    `\nMemory, measured: live memory grew by ${formatBytes(hotcountBytes)} while counting (a sketch of ` +
       `${formatBytes(summary.sketchBytes)} and a table of up to ${counter.hitters.capacity} keys); ` +
       `an exact Map of the ${exact.size.toLocaleString('en-US')} distinct keys held ` +
       `${formatBytes(mapBytes)}, ${(mapBytes / hotcountBytes).toFixed(0)}x more.\n` +
