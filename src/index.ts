@@ -6,7 +6,13 @@ export {
   type HeavyHittersOptions,
   type HeavyHittersTable,
 } from './limits/heavy-hitters.js';
-export { type CountMinOptions, CountMinSketch, type SketchHandle } from './sketch/count-min.js';
+export {
+  type CountMinOptions,
+  CountMinSketch,
+  type EngineName,
+  type Keys,
+  type SketchHandle,
+} from './sketch/count-min.js';
 export { SATURATED } from './sketch/counters.js';
 export { DEFAULT_DEPTH, DEFAULT_WIDTH, MAX_COUNTERS } from './sketch/dimensions.js';
 export { FORMAT_VERSION } from './sketch/format.js';

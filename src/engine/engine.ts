@@ -1,126 +1,355 @@
 /**
- * hotcount's WebAssembly engine (built by tools/build-engine.mjs from generated WAT): the keyed
- * HalfSipHash-1-3 of src/hash/key-hasher.ts, bit for bit, run as WebAssembly. This first step
- * hashes; the update rules and the counters move in next, and the JS code stays as their
- * reference and as the fallback where WebAssembly is unavailable (`node --jitless`).
+ * hotcount's WebAssembly engine: the keyed hash of src/hash/key-hasher.ts and the update rules
+ * of src/sketch/count-min.ts, bit for bit, in one WebAssembly call per update (built by
+ * tools/build-engine.mjs from generated WAT). The JS code stays as the reference and as the
+ * fallback where WebAssembly is absent (`node --jitless`).
  *
- * The module is compiled once per process, synchronously, on first use; each hasher is an
- * instance of its own (its own key and memory).
+ * Why a call into WebAssembly and not just a faster hash: measured here, the engine's hash
+ * alone, called per key from JS, is no faster than the JS one (19 against 15 ns for an int);
+ * what costs in JS is everything around it (bounds checks, the Counters seam, the scratch
+ * arrays). So the engine takes the key and does all of it: hash, columns, the rule, the total.
+ *
+ * The counters live in the engine's memory, which never grows: `LocalCounters` (or
+ * `SharedCounters`) views the same bytes, so merge, clear and the binary format run on them in
+ * JS. Numbers travel in registers (as an f64, the engine tells int32 from double as JS does);
+ * strings, byte keys and bigints are written into a scratch area of a local engine's memory
+ * and hashed there; a key longer than the scratch area, and any non-number key of a shared
+ * sketch (whose memory every thread writes, so it has no scratch), is hashed by the JS
+ * reference and handed over as its hash.
+ *
+ * The modules are compiled once per process, synchronously, on first use; each sketch is an
+ * instance of its own, with its memory imported.
  */
 import {
   checkKey,
   type Key,
+  KeyHasher,
   TAG_BIGINT,
   TAG_BYTES,
-  TAG_FLOAT,
   TAG_STRING,
 } from '../hash/key-hasher.js';
-import { ENGINE_BYTES } from './engine-bytes.js';
+import { LOCAL_LAYOUT } from '../sketch/counters.js';
+import { SHARED_LAYOUT } from '../sketch/shared-counters.js';
+import { LOCAL_ENGINE, SHARED_ENGINE } from './engine-bytes.js';
+import { engineAvailable } from './memory.js';
 
-/** Where keys are written in the engine's memory (bytes 0-7 hold the result). */
-const SCRATCH = 16;
-const PAGE_BYTES = 65536;
+export { engineAvailable } from './memory.js';
 
-interface EngineExports {
-  memory: WebAssembly.Memory;
-  setKey(k0: number, k1: number): void;
-  hashInt32(key: number): void;
-  hashBytes(ptr: number, len: number, tag: number): void;
+/**
+ * The deepest shared conservative sketch the engine runs: it keeps each row's first read in a
+ * local (see tools/build-engine.mjs, sharedRaise); a deeper one runs the JS rule.
+ */
+export const SHARED_CONSERVATIVE_DEPTH = 8;
+
+/** Keys per engine call of a batch (the batch area of the local layout). */
+export const BATCH_KEYS = 1024;
+/** Bytes of the scratch area for one key: a longer key is hashed by the JS reference. */
+const SCRATCH_BYTES = LOCAL_LAYOUT.cells - LOCAL_LAYOUT.scratch;
+
+type Update = (key: number, delta: number) => number;
+type UpdateHash = (h1: number, h2: number, delta: number) => number;
+type UpdateBytes = (ptr: number, length: number, tag: number, delta: number) => number;
+type UpdateMany = (n: number, delta: number, unsigned: number) => number;
+
+interface Exports {
+  init(k0: number, k1: number, width: number, depth: number, word?: number): void;
+  addNumber: Update;
+  raiseNumber: Update;
+  estimateNumber: Update;
+  addHash: UpdateHash;
+  raiseHash: UpdateHash;
+  estimateHash: UpdateHash;
+  // Local only:
+  addBytes: UpdateBytes;
+  raiseBytes: UpdateBytes;
+  estimateBytes: UpdateBytes;
+  addMany: UpdateMany;
+  raiseMany: UpdateMany;
+  estimateMany: UpdateMany;
+  hashNumber(key: number): void;
+  hashBytes(ptr: number, length: number, tag: number): void;
+  [layout: `layout_${string}`]: WebAssembly.Global;
+  conservativeDepth: WebAssembly.Global;
 }
 
-let compiled: WebAssembly.Module | undefined;
+let localModule: WebAssembly.Module | undefined;
+let sharedModule: WebAssembly.Module | undefined;
 
-/** Whether this process can run the engine (not under --jitless, where WebAssembly is absent). */
-export function engineAvailable(): boolean {
-  return typeof WebAssembly === 'object' && typeof WebAssembly.Module === 'function';
-}
-
-function engineModule(): WebAssembly.Module {
-  if (compiled === undefined) {
-    if (!engineAvailable()) throw new TypeError('WebAssembly is not available in this process');
-    compiled = new WebAssembly.Module(Buffer.from(ENGINE_BYTES, 'base64'));
+function compile(base64: string, layout: Record<string, number>): WebAssembly.Module {
+  if (!engineAvailable()) throw new TypeError('WebAssembly is not available in this process');
+  const module = new WebAssembly.Module(Buffer.from(base64, 'base64'));
+  // The generator and the JS views must agree on every offset; a mismatch is a build bug.
+  for (const entry of WebAssembly.Module.exports(module)) {
+    if (!entry.name.startsWith('layout_')) continue;
+    const name = entry.name.slice('layout_'.length);
+    if (!(name in layout)) throw new Error(`engine layout has ${name}, the JS views do not`);
   }
-  return compiled;
+  return module;
 }
 
-const f64 = new Float64Array(1);
-const f64Bytes = new Uint8Array(f64.buffer);
-
-/** The same interface as KeyHasher (results in `h1`, `h2`), hashed by the engine. */
-export class WasmKeyHasher {
-  h1 = 0;
-  h2 = 0;
-  private readonly engine: EngineExports;
-  private bytes: Uint8Array;
-  private units: Uint16Array;
-  private words: Int32Array;
-
-  /** `k0`, `k1`: the 64-bit key as two int32 words (see `hashKeyWords`). */
-  constructor(k0: number, k1: number) {
-    this.engine = new WebAssembly.Instance(engineModule()).exports as unknown as EngineExports;
-    this.engine.setKey(k0 | 0, k1 | 0);
-    const buffer = this.engine.memory.buffer;
-    this.bytes = new Uint8Array(buffer);
-    this.units = new Uint16Array(buffer);
-    this.words = new Int32Array(buffer);
-  }
-
-  hash(key: Key): void {
-    if (typeof key === 'number') {
-      if ((key | 0) === key) {
-        this.engine.hashInt32(key);
-        this.read();
-        return;
-      }
-      if (key - key !== 0) checkKey('key', key); // NaN, +-Infinity: the reference's TypeError
-      f64[0] = key;
-      this.room(8);
-      this.bytes.set(f64Bytes, SCRATCH);
-      this.run(8, TAG_FLOAT);
-    } else if (typeof key === 'string') {
-      this.hashString(key, TAG_STRING);
-    } else if (key instanceof Uint8Array) {
-      this.hashBytes(key, 0, key.length);
-    } else if (typeof key === 'bigint') {
-      this.hashString(key.toString(16), TAG_BIGINT);
-    } else {
-      checkKey('key', key); // not a key: the reference's TypeError
+function checkLayout(exports: Exports, layout: Record<string, number>): void {
+  for (const [name, value] of Object.entries(layout)) {
+    const global = exports[`layout_${name}`];
+    if (global === undefined || global.value !== value) {
+      throw new Error(`engine layout ${name} is ${global?.value}, the JS views expect ${value}`);
     }
   }
+}
 
-  hashBytes(bytes: Uint8Array, start: number, end: number): void {
-    this.room(end - start);
-    this.bytes.set(bytes.subarray(start, end), SCRATCH);
-    this.run(end - start, TAG_BYTES);
+/** Bytes of the memory of a local engine for `counters` cells. */
+export function localEngineBytes(counters: number): number {
+  return LOCAL_LAYOUT.cells + 4 * counters;
+}
+
+/**
+ * One sketch's engine: its instance, over the memory that holds the sketch's counters. The
+ * caller (CountMinSketch) validates amounts; keys are validated here, with the reference's
+ * errors. Also a hasher with KeyHasher's interface (results in `h1`, `h2`), for HeavyHitters.
+ */
+export class Engine {
+  h1 = 0;
+  h2 = 0;
+  readonly memory: WebAssembly.Memory;
+  private readonly exports: Exports;
+  private readonly incrementNumber: Update;
+  private readonly incrementHashed: UpdateHash;
+  private readonly incrementBytes: UpdateBytes;
+  private readonly incrementBatch: UpdateMany;
+  /** Bytes a key may take in the scratch area: -1 for a shared engine, which has none. */
+  private readonly scratchBytes: number;
+  private readonly bytes: Uint8Array;
+  private readonly units: Uint16Array;
+  private readonly words: Int32Array;
+  private readonly batch: Int32Array;
+  private readonly batchUnsigned: Uint32Array;
+  private readonly batchHashes: Int32Array;
+  private readonly reference: KeyHasher;
+
+  private constructor(
+    memory: WebAssembly.Memory,
+    shared: boolean,
+    k0: number,
+    k1: number,
+    width: number,
+    depth: number,
+    conservative: boolean,
+    word: number,
+  ) {
+    this.memory = memory;
+    let module: WebAssembly.Module;
+    if (shared) {
+      sharedModule ??= compile(SHARED_ENGINE, SHARED_LAYOUT);
+      module = sharedModule;
+    } else {
+      localModule ??= compile(LOCAL_ENGINE, LOCAL_LAYOUT);
+      module = localModule;
+    }
+    const instance = new WebAssembly.Instance(module, { hotcount: { memory } });
+    const exports = instance.exports as unknown as Exports;
+    checkLayout(exports, shared ? SHARED_LAYOUT : LOCAL_LAYOUT);
+    if (shared && exports.conservativeDepth.value !== SHARED_CONSERVATIVE_DEPTH) {
+      throw new Error('engine conservative depth differs from SHARED_CONSERVATIVE_DEPTH');
+    }
+    exports.init(k0 | 0, k1 | 0, width, depth, word);
+    this.exports = exports;
+    this.incrementNumber = conservative ? exports.raiseNumber : exports.addNumber;
+    this.incrementHashed = conservative ? exports.raiseHash : exports.addHash;
+    this.incrementBytes = conservative ? exports.raiseBytes : exports.addBytes;
+    this.incrementBatch = conservative ? exports.raiseMany : exports.addMany;
+    this.scratchBytes = shared ? -1 : SCRATCH_BYTES;
+    const buffer = memory.buffer;
+    this.bytes = new Uint8Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells);
+    this.units = new Uint16Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells >> 1);
+    this.words = new Int32Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells >> 2);
+    this.batch = new Int32Array(buffer, LOCAL_LAYOUT.batch, shared ? 0 : BATCH_KEYS);
+    this.batchUnsigned = new Uint32Array(buffer, LOCAL_LAYOUT.batch, shared ? 0 : BATCH_KEYS);
+    this.batchHashes = new Int32Array(buffer, LOCAL_LAYOUT.hashes, shared ? 0 : BATCH_KEYS);
+    this.reference = new KeyHasher(k0, k1);
   }
 
-  /** A string is hashed as its UTF-16 code units, little-endian: two to a word. */
-  private hashString(key: string, tag: number): void {
+  /** An engine over `memory`, laid out as LOCAL_LAYOUT (see counters.ts). */
+  static local(
+    memory: WebAssembly.Memory,
+    k0: number,
+    k1: number,
+    width: number,
+    depth: number,
+    conservative: boolean,
+  ): Engine {
+    return new Engine(memory, false, k0, k1, width, depth, conservative, -1);
+  }
+
+  /**
+   * An engine over a shared sketch's memory (SharedCounters' layout); `word` is the total word
+   * this thread adds to (see shared-counters.ts).
+   */
+  static shared(
+    memory: WebAssembly.Memory,
+    k0: number,
+    k1: number,
+    width: number,
+    depth: number,
+    conservative: boolean,
+    word: number,
+  ): Engine {
+    return new Engine(memory, true, k0, k1, width, depth, conservative, word);
+  }
+
+  /** The sketch's rule (plain or conservative) for `by`; the estimate after it. */
+  increment(key: Key, by: number): number {
+    if (typeof key === 'number') {
+      if (key - key !== 0) checkKey('key', key); // NaN, +-Infinity: the reference's TypeError
+      return this.incrementNumber(key, by);
+    }
+    return this.other(key, by, this.incrementBytes, this.incrementHashed);
+  }
+
+  /** The plain rule for a signed `delta`; the estimate after it. */
+  add(key: Key, delta: number): number {
+    if (typeof key === 'number') {
+      if (key - key !== 0) checkKey('key', key);
+      return this.exports.addNumber(key, delta);
+    }
+    return this.other(key, delta, this.exports.addBytes, this.exports.addHash);
+  }
+
+  estimate(key: Key): number {
+    if (typeof key === 'number') {
+      if (key - key !== 0) checkKey('key', key);
+      return this.exports.estimateNumber(key, 0);
+    }
+    return this.other(key, 0, this.exports.estimateBytes, this.exports.estimateHash);
+  }
+
+  incrementHash(h1: number, h2: number, by: number): number {
+    return this.incrementHashed(h1, h2, by);
+  }
+
+  addHash(h1: number, h2: number, delta: number): number {
+    return this.exports.addHash(h1, h2, delta);
+  }
+
+  estimateHash(h1: number, h2: number): number {
+    return this.exports.estimateHash(h1, h2, 0);
+  }
+
+  /**
+   * Keys that are not numbers: their bytes into the scratch area and one call, or, when they
+   * do not fit (or the engine is shared), the reference's hash and the call by hash.
+   */
+  private other(key: Key, delta: number, byBytes: UpdateBytes, byHash: UpdateHash): number {
+    let length: number;
+    let tag: number;
+    if (typeof key === 'string') {
+      length = this.writeString(key);
+      tag = TAG_STRING;
+    } else if (key instanceof Uint8Array) {
+      length = key.length;
+      if (length <= this.scratchBytes) this.bytes.set(key, LOCAL_LAYOUT.scratch);
+      tag = TAG_BYTES;
+    } else if (typeof key === 'bigint') {
+      length = this.writeString(key.toString(16));
+      tag = TAG_BIGINT;
+    } else {
+      throw checkKey('key', key); // not a key: the reference's TypeError (checkKey throws)
+    }
+    if (length <= this.scratchBytes) {
+      const result = byBytes(LOCAL_LAYOUT.scratch, length, tag, delta);
+      this.readHash();
+      return result;
+    }
+    const reference = this.reference;
+    reference.hash(key);
+    this.h1 = reference.h1;
+    this.h2 = reference.h2;
+    return byHash(reference.h1, reference.h2, delta);
+  }
+
+  /** A string's UTF-16 code units into the scratch area, if they fit; its byte length. */
+  private writeString(key: string): number {
     const n = key.length;
-    this.room(2 * n);
+    if (2 * n > this.scratchBytes) return 2 * n;
     const units = this.units;
-    for (let i = 0, at = SCRATCH >> 1; i < n; i++) units[at + i] = key.charCodeAt(i);
-    this.run(2 * n, tag);
+    for (let i = 0, at = LOCAL_LAYOUT.scratch >> 1; i < n; i++) units[at + i] = key.charCodeAt(i);
+    return 2 * n;
   }
 
-  private run(length: number, tag: number): void {
-    this.engine.hashBytes(SCRATCH, length, tag);
-    this.read();
-  }
-
-  private read(): void {
+  private readHash(): void {
     this.h1 = this.words[0];
     this.h2 = this.words[1];
   }
 
-  /** Grows the engine's memory until `length` bytes fit in the scratch area. */
-  private room(length: number): void {
-    const memory = this.engine.memory;
-    if (SCRATCH + length <= memory.buffer.byteLength) return;
-    memory.grow(Math.ceil((SCRATCH + length - memory.buffer.byteLength) / PAGE_BYTES));
-    const buffer = memory.buffer;
-    this.bytes = new Uint8Array(buffer);
-    this.units = new Uint16Array(buffer);
-    this.words = new Int32Array(buffer);
+  /** Hashes `key` into h1, h2 (KeyHasher's interface). */
+  hash(key: Key): void {
+    if (this.scratchBytes < 0 || typeof key === 'bigint') {
+      const reference = this.reference;
+      reference.hash(key);
+      this.h1 = reference.h1;
+      this.h2 = reference.h2;
+      return;
+    }
+    if (typeof key === 'number') {
+      if (key - key !== 0) checkKey('key', key);
+      this.exports.hashNumber(key);
+      this.readHash();
+      return;
+    }
+    if (typeof key === 'string') this.hashBytesOf(this.writeString(key), TAG_STRING, key);
+    else if (key instanceof Uint8Array) this.hashBytes(key, 0, key.length);
+    else checkKey('key', key);
+  }
+
+  /** Hashes `bytes[start..end)` as a byte key (KeyHasher's interface). */
+  hashBytes(bytes: Uint8Array, start: number, end: number): void {
+    const length = end - start;
+    if (length > this.scratchBytes) {
+      const reference = this.reference;
+      reference.hashBytes(bytes, start, end);
+      this.h1 = reference.h1;
+      this.h2 = reference.h2;
+      return;
+    }
+    this.bytes.set(bytes.subarray(start, end), LOCAL_LAYOUT.scratch);
+    this.hashBytesOf(length, TAG_BYTES, bytes.subarray(start, end));
+  }
+
+  private hashBytesOf(length: number, tag: number, key: Key): void {
+    if (length > this.scratchBytes) {
+      const reference = this.reference;
+      reference.hash(key);
+      this.h1 = reference.h1;
+      this.h2 = reference.h2;
+      return;
+    }
+    this.exports.hashBytes(LOCAL_LAYOUT.scratch, length, tag);
+    this.readHash();
+  }
+
+  /** Whether batches of int keys run in the engine (a local engine). */
+  get batches(): boolean {
+    return this.scratchBytes >= 0;
+  }
+
+  /**
+   * keys[start..start+n) (n <= BATCH_KEYS), counted with the sketch's rule or estimated; each
+   * key's result (as its single call would return it) into out[start..], its h1 into `hashes`
+   * if given.
+   */
+  many(
+    keys: Int32Array | Uint32Array,
+    start: number,
+    n: number,
+    delta: number,
+    estimateOnly: boolean,
+    out: Int32Array,
+    hashes?: Int32Array,
+  ): void {
+    const unsigned = keys instanceof Uint32Array;
+    if (unsigned) this.batchUnsigned.set(keys.subarray(start, start + n));
+    else this.batch.set(keys.subarray(start, start + n));
+    const run = estimateOnly ? this.exports.estimateMany : this.incrementBatch;
+    run(n, delta, unsigned ? 1 : 0);
+    out.set(this.batch.subarray(0, n), start);
+    if (hashes !== undefined) hashes.set(this.batchHashes.subarray(0, n));
   }
 }

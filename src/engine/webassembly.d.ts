@@ -6,13 +6,19 @@
 declare namespace WebAssembly {
   class Module {
     constructor(bytes: Uint8Array);
+    static exports(module: Module): { name: string; kind: string }[];
   }
   class Instance {
     constructor(module: Module, imports?: object);
     readonly exports: Record<string, unknown>;
   }
   class Memory {
+    constructor(descriptor: { initial: number; maximum?: number; shared?: boolean });
+    /** An ArrayBuffer, or a SharedArrayBuffer for a shared memory. */
     readonly buffer: ArrayBuffer;
     grow(pages: number): number;
+  }
+  class Global {
+    readonly value: number;
   }
 }

@@ -30,8 +30,10 @@
  * counters live in a SharedArrayBuffer (see `shared-counters.ts`): `handle` sends them to a
  * worker_thread, where `CountMinSketch.attach(handle)` is the same sketch over the same memory.
  */
+import { BATCH_KEYS, Engine, SHARED_CONSERVATIVE_DEPTH } from '../engine/engine.js';
+import { engineAvailable, engineMemory } from '../engine/memory.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
-import { type Key, KeyHasher } from '../hash/key-hasher.js';
+import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
 import {
   copySecret,
   hashKeyWords,
@@ -39,7 +41,7 @@ import {
   sameBytes,
   secretFingerprint,
 } from '../hash/secret.js';
-import { type Counters, LocalCounters, SATURATED } from './counters.js';
+import { type Counters, LOCAL_LAYOUT, LocalCounters, SATURATED } from './counters.js';
 import { type DimensionOptions, MAX_COUNTERS, resolveDimensions } from './dimensions.js';
 import { decodeSketch, encodeSketch, readCells } from './format.js';
 import { SharedCounters } from './shared-counters.js';
@@ -54,6 +56,26 @@ export interface CountMinOptions extends DimensionOptions {
    * `CountMinSketch.attach` it there. Default false.
    */
   shared?: boolean;
+  /**
+   * Which code runs the updates: 'wasm', the WebAssembly engine (src/engine), or 'js', its
+   * reference in JS. The same cells, estimates and bytes either way. Default 'wasm' where the
+   * process has WebAssembly (not under `node --jitless`), else 'js'.
+   */
+  engine?: EngineName;
+}
+
+/** The engines a sketch can run on. */
+export type EngineName = 'wasm' | 'js';
+
+/** Keys for the batch calls: int32 or uint32 keys in a typed array (fastest), or any keys. */
+export type Keys = Int32Array | Uint32Array | readonly Key[];
+
+/** The hasher interface HeavyHitters reads a sketch's hash through (KeyHasher, Engine). */
+export interface SketchHasher {
+  h1: number;
+  h2: number;
+  hash(key: Key): void;
+  hashBytes(bytes: Uint8Array, start: number, end: number): void;
 }
 
 /**
@@ -63,6 +85,8 @@ export interface CountMinOptions extends DimensionOptions {
 export interface SketchHandle {
   /** The counters, header and total. */
   buffer: SharedArrayBuffer;
+  /** The same bytes as a WebAssembly.Memory, for the engine (absent without WebAssembly). */
+  memory?: WebAssembly.Memory;
   width: number;
   depth: number;
   /** The update rule (the sketch's only flag). */
@@ -80,6 +104,7 @@ export const SKETCH_OPTION_NAMES: readonly string[] = [
   'conservative',
   'secret',
   'shared',
+  'engine',
 ];
 
 /** 2^-32, to map a 32-bit hash onto [0, width) by multiplication. */
@@ -92,6 +117,40 @@ export function checkAmount(by: number): void {
   throw rangeError('by', 'an integer from 0 to 2^31 - 1', by);
 }
 
+/**
+ * The engine a sketch gets by default: the WebAssembly one wherever it can run this sketch
+ * (WebAssembly in the process; for an attached handle, the memory as a WebAssembly.Memory; a
+ * shared conservative sketch, at most SHARED_CONSERVATIVE_DEPTH rows), else the JS one.
+ */
+function defaultEngine(
+  shared: boolean,
+  conservative: boolean,
+  depth: number,
+  attach: { memory: unknown } | undefined,
+): EngineName {
+  if (!engineAvailable()) return 'js';
+  if (attach !== undefined && attach.memory === undefined) return 'js';
+  if (shared && conservative && depth > SHARED_CONSERVATIVE_DEPTH) return 'js';
+  return 'wasm';
+}
+
+function batchLength(keys: Keys): number {
+  if (keys instanceof Int32Array || keys instanceof Uint32Array || Array.isArray(keys)) {
+    return keys.length;
+  }
+  throw typeError('keys', 'an Int32Array, a Uint32Array or an array of keys', keys);
+}
+
+function checkOut(out: Int32Array, n: number): Int32Array {
+  if (!(out instanceof Int32Array)) throw typeError('out', 'an Int32Array', out);
+  if (out.length < n) {
+    throw new RangeError(
+      `out must hold at least ${n} estimates (keys.length); it holds ${out.length}`,
+    );
+  }
+  return out;
+}
+
 export class CountMinSketch {
   /** Counters per row. */
   readonly width: number;
@@ -101,8 +160,12 @@ export class CountMinSketch {
   readonly conservative: boolean;
   /** Whether the counters are in shared memory (`shared: true` or `attach`). */
   readonly shared: boolean;
+  /** Which code runs the updates: 'wasm' (the WebAssembly engine) or 'js' (its reference). */
+  readonly engine: EngineName;
   /** @internal The keyed hasher; HeavyHitters reuses its output to avoid hashing twice. */
-  readonly hasher: KeyHasher;
+  readonly hasher: SketchHasher;
+  /** The WebAssembly engine, or null for the JS one. */
+  private readonly wasm: Engine | null;
   /** @internal */
   readonly counters: Counters;
   private readonly secretBytes: Uint8Array;
@@ -113,7 +176,10 @@ export class CountMinSketch {
   private readonly rowValues: Int32Array;
 
   /** `attach` is for `handle`: the memory to use instead of new counters. @internal */
-  constructor(options: CountMinOptions = {}, attach?: { name: string; buffer: unknown }) {
+  constructor(
+    options: CountMinOptions = {},
+    attach?: { name: string; buffer: unknown; memory: unknown },
+  ) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
@@ -133,20 +199,60 @@ export class CountMinSketch {
       options.secret === undefined ? randomSecret() : copySecret(options.secret, 'secret');
     this.fingerprint = secretFingerprint(this.secretBytes);
     const [k0, k1] = hashKeyWords(this.secretBytes);
-    this.hasher = new KeyHasher(k0, k1);
-    this.counters =
-      attach !== undefined
-        ? SharedCounters.open(
-            attach.name,
-            attach.buffer,
-            width,
-            depth,
-            conservative,
-            this.fingerprint,
-          )
-        : shared
-          ? SharedCounters.create(width, depth, conservative, this.fingerprint)
-          : new LocalCounters(width * depth);
+    const engine = options.engine ?? defaultEngine(shared, conservative, depth, attach);
+    if (engine !== 'wasm' && engine !== 'js') {
+      throw rangeError('engine', "'wasm' or 'js'", engine);
+    }
+    if (engine === 'wasm' && !engineAvailable()) {
+      throw new RangeError(
+        "engine 'wasm' is not available: this process has no WebAssembly (node --jitless?); " +
+          "use engine: 'js'",
+      );
+    }
+    if (engine === 'wasm' && shared && conservative && depth > SHARED_CONSERVATIVE_DEPTH) {
+      throw new RangeError(
+        `engine 'wasm' runs shared conservative sketches of depth up to ` +
+          `${SHARED_CONSERVATIVE_DEPTH}; this one has depth ${depth}: use engine: 'js'`,
+      );
+    }
+    let counters: Counters;
+    let wasm: Engine | null = null;
+    if (shared) {
+      const sharedCounters =
+        attach !== undefined
+          ? SharedCounters.open(
+              attach.name,
+              attach.buffer,
+              attach.memory,
+              width,
+              depth,
+              conservative,
+              this.fingerprint,
+            )
+          : SharedCounters.create(width, depth, conservative, this.fingerprint);
+      if (engine === 'wasm') {
+        const memory = sharedCounters.memory;
+        if (memory === undefined) {
+          throw new RangeError(
+            "engine 'wasm' needs handle.memory: this handle comes from a process without " +
+              "WebAssembly; attach it with engine: 'js'",
+          );
+        }
+        const word = sharedCounters.totalWord;
+        wasm = Engine.shared(memory, k0, k1, width, depth, conservative, word);
+      }
+      counters = sharedCounters;
+    } else if (engine === 'wasm') {
+      const memory = engineMemory(LOCAL_LAYOUT.cells + 4 * width * depth, false);
+      counters = new LocalCounters(width * depth, memory.buffer);
+      wasm = Engine.local(memory, k0, k1, width, depth, conservative);
+    } else {
+      counters = new LocalCounters(width * depth);
+    }
+    this.engine = engine;
+    this.wasm = wasm;
+    this.counters = counters;
+    this.hasher = wasm !== null && !shared ? wasm : new KeyHasher(k0, k1);
     this.rowCells = new Int32Array(depth);
     this.rowValues = new Int32Array(depth);
   }
@@ -156,7 +262,7 @@ export class CountMinSketch {
    * TypeError for a handle that is not one (a plain ArrayBuffer, a missing field), RangeError
    * for one whose buffer does not hold what it says (size, dimensions, rule, secret).
    */
-  static attach(handle: SketchHandle): CountMinSketch {
+  static attach(handle: SketchHandle, options: { engine?: EngineName } = {}): CountMinSketch {
     if (handle === null || typeof handle !== 'object') {
       throw typeError('handle', "a shared sketch's handle", handle);
     }
@@ -168,14 +274,20 @@ export class CountMinSketch {
     if (typeof handle.conservative !== 'boolean') {
       throw typeError('handle.conservative', 'a boolean', handle.conservative);
     }
+    if (options === null || typeof options !== 'object') {
+      throw typeError('options', 'an object', options);
+    }
+    checkOptionNames('options', options, ['engine']);
+    const engine = options.engine;
     return new CountMinSketch(
       {
         width,
         depth,
         conservative: handle.conservative,
         secret: copySecret(handle.secret, 'handle.secret'),
+        engine,
       },
-      { name: 'handle.buffer', buffer: handle.buffer },
+      { name: 'handle.buffer', buffer: handle.buffer, memory: handle.memory },
     );
   }
 
@@ -184,8 +296,10 @@ export class CountMinSketch {
     if (!(this.counters instanceof SharedCounters)) {
       throw new TypeError('handle is only defined on a sketch created with shared: true');
     }
+    const memory = this.counters.memory;
     return {
       buffer: this.counters.buffer,
+      ...(memory === undefined ? {} : { memory }),
       width: this.width,
       depth: this.depth,
       conservative: this.conservative,
@@ -196,6 +310,8 @@ export class CountMinSketch {
   /** Adds `by` (default 1) to `key`; returns the key's estimate after the update. */
   increment(key: Key, by = 1): number {
     checkAmount(by);
+    const wasm = this.wasm;
+    if (wasm !== null) return wasm.increment(key, by);
     const hasher = this.hasher;
     hasher.hash(key);
     return this.incrementHash(hasher.h1, hasher.h2, by);
@@ -214,6 +330,8 @@ export class CountMinSketch {
       );
     }
     checkAmount(by);
+    const wasm = this.wasm;
+    if (wasm !== null) return wasm.add(key, -by);
     const hasher = this.hasher;
     hasher.hash(key);
     return this.addHash(hasher.h1, hasher.h2, -by);
@@ -221,6 +339,8 @@ export class CountMinSketch {
 
   /** Never below the key's true count (strict turnstile); SATURATED reads "at least this". */
   estimate(key: Key): number {
+    const wasm = this.wasm;
+    if (wasm !== null) return wasm.estimate(key);
     const hasher = this.hasher;
     hasher.hash(key);
     return this.estimateHash(hasher.h1, hasher.h2);
@@ -228,11 +348,15 @@ export class CountMinSketch {
 
   /** @internal Increment by hash, `by` already validated. */
   incrementHash(h1: number, h2: number, by: number): number {
+    const wasm = this.wasm;
+    if (wasm !== null) return wasm.incrementHash(h1, h2, by);
     return this.conservative ? this.raiseHash(h1, h2, by) : this.addHash(h1, h2, by);
   }
 
   /** @internal Estimate by hash. */
   estimateHash(h1: number, h2: number): number {
+    const wasm = this.wasm;
+    if (wasm !== null) return wasm.estimateHash(h1, h2);
     const counters = this.counters;
     const width = this.width;
     let min = SATURATED;
@@ -315,6 +439,54 @@ export class CountMinSketch {
     }
   }
 
+  /**
+   * Adds `by` (default 1) to each key of `keys`, in order, and returns each key's estimate after
+   * its own update (what `increment` would return, call by call), in `out` if given. Int32Array
+   * and Uint32Array keys run in the engine four at a time; an array may hold any keys, all
+   * validated before anything is counted. RangeError if `out` is shorter than `keys`.
+   */
+  incrementMany(keys: Keys, by = 1, out?: Int32Array): Int32Array {
+    checkAmount(by);
+    return this.many(keys, by, false, out);
+  }
+
+  /** Each key's estimate, in `out` if given: what `estimate` returns, key by key. */
+  estimateMany(keys: Keys, out?: Int32Array): Int32Array {
+    return this.many(keys, 0, true, out);
+  }
+
+  /** @internal The batch calls; `hashes` receives each key's h1 (int keys, local engine). */
+  many(
+    keys: Keys,
+    by: number,
+    estimateOnly: boolean,
+    out?: Int32Array,
+    hashes?: Int32Array,
+  ): Int32Array {
+    const n = batchLength(keys);
+    const results = out === undefined ? new Int32Array(n) : checkOut(out, n);
+    const wasm = this.wasm;
+    if (!Array.isArray(keys) && wasm !== null && wasm.batches) {
+      const typed = keys as Int32Array | Uint32Array;
+      for (let start = 0; start < n; start += BATCH_KEYS) {
+        const count = Math.min(BATCH_KEYS, n - start);
+        const chunkHashes = hashes?.subarray(start, start + count);
+        wasm.many(typed, start, count, by, estimateOnly, results, chunkHashes);
+      }
+      return results;
+    }
+    if (Array.isArray(keys)) for (let i = 0; i < n; i++) checkKey(`keys[${i}]`, keys[i]);
+    const hasher = this.hasher;
+    for (let i = 0; i < n; i++) {
+      hasher.hash(keys[i]);
+      results[i] = estimateOnly
+        ? this.estimateHash(hasher.h1, hasher.h2)
+        : this.incrementHash(hasher.h1, hasher.h2, by);
+      if (hashes !== undefined) hashes[i] = hasher.h1;
+    }
+    return results;
+  }
+
   /** Net sum of all updates (N). */
   get total(): number {
     return this.counters.total;
@@ -340,7 +512,12 @@ export class CountMinSketch {
     return this.counters.saturated;
   }
 
-  /** Bytes of counter storage: 4 * width * depth, and 4,160 more for a shared sketch's header and total. */
+  /**
+   * Bytes of counter storage, as allocated: 4 * width * depth for the JS engine; with the
+   * WebAssembly engine, its memory in whole 64 KiB pages (the cells, 16 KiB of state and
+   * scratch, rounded up); a shared sketch adds 4,160 bytes of header and total to the cells,
+   * in whole pages wherever the process has WebAssembly.
+   */
   get memoryBytes(): number {
     return this.counters.memoryBytes;
   }
@@ -429,12 +606,12 @@ export class CountMinSketch {
    */
   static fromBytes(
     bytes: Uint8Array,
-    options: { secret: Uint8Array; shared?: boolean },
+    options: { secret: Uint8Array; shared?: boolean; engine?: EngineName },
   ): CountMinSketch {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with a secret', options);
     }
-    checkOptionNames('options', options, ['secret', 'shared']);
+    checkOptionNames('options', options, ['secret', 'shared', 'engine']);
     const secret = copySecret(options.secret, 'secret');
     const header = decodeSketch(bytes, secret, secretFingerprint(secret));
     const sketch = new CountMinSketch({
@@ -443,6 +620,7 @@ export class CountMinSketch {
       conservative: header.conservative,
       secret,
       shared: options.shared ?? false,
+      engine: options.engine,
     });
     const counters = sketch.counters;
     readCells(bytes, counters.cells);

@@ -61,22 +61,68 @@ export interface Counters {
   readonly memoryBytes: number;
 }
 
-/** Counters in an `Int32Array` owned by one thread. */
+/**
+ * Where a local sketch keeps its state in the WebAssembly engine's memory (byte offsets; see
+ * tools/build-engine.mjs, which lays the module out the same way and is checked against this):
+ * the last hash (0-7), the saturated flag (8), the volume (12), the total as an f64 (16), the
+ * engine's scratch area for keys and batches (from `scratch`), the cells (from `cells`).
+ */
+export const LOCAL_LAYOUT = {
+  saturated: 8,
+  volume: 12,
+  total: 16,
+  scratch: 64,
+  batch: 8192,
+  hashes: 12288,
+  cells: 16384,
+} as const;
+
+const SATURATED_WORD = LOCAL_LAYOUT.saturated >> 2;
+const VOLUME_WORD = LOCAL_LAYOUT.volume >> 2;
+const TOTAL_SLOT = LOCAL_LAYOUT.total >> 3;
+
+/**
+ * Counters owned by one thread: in an `Int32Array` of their own (the JS engine), or in the
+ * WebAssembly engine's memory, which the engine updates and this object views (never grows).
+ * Either way the state beside the cells (saturated, volume, total) sits in the words of
+ * LOCAL_LAYOUT, so that both engines read and write the same thing.
+ */
 export class LocalCounters implements Counters {
   readonly cells: Int32Array;
-  total = 0;
-  saturated = false;
+  readonly memoryBytes: number;
   clears = 0;
   /**
-   * An upper bound on |cell| for every cell (the sum of |delta| applied, or after a restore or
-   * merge, the largest |cell|). While volume + |delta| < SATURATED no cell can reach a limit or
-   * be stuck at one, so `addEach` skips the saturation checks: measured, they are a quarter of
-   * an increment's time, since V8 cannot overlap them with the next key's memory accesses.
+   * Words of LOCAL_LAYOUT: saturated (0/1) and the volume, an upper bound on |cell| for every
+   * cell (the sum of |delta| applied, or after a restore or merge, the largest |cell|). While
+   * volume + |delta| < SATURATED no cell can reach a limit or be stuck at one, so `addEach`
+   * skips the saturation checks: measured, they are a quarter of an increment's time, since V8
+   * cannot overlap them with the next key's memory accesses.
    */
-  private volume = 0;
+  private readonly state: Int32Array;
+  /** The total, as an f64 of LOCAL_LAYOUT (exact to 2^53). */
+  private readonly sums: Float64Array;
 
-  constructor(size: number) {
-    this.cells = new Int32Array(size);
+  /** `size` cells; in `memory` (laid out as LOCAL_LAYOUT) if given, else in arrays of their own. */
+  constructor(size: number, memory?: ArrayBuffer) {
+    if (memory === undefined) {
+      this.cells = new Int32Array(size);
+      this.state = new Int32Array(VOLUME_WORD + 1);
+      this.sums = new Float64Array(TOTAL_SLOT + 1);
+      this.memoryBytes = this.cells.byteLength;
+    } else {
+      this.cells = new Int32Array(memory, LOCAL_LAYOUT.cells, size);
+      this.state = new Int32Array(memory, 0, VOLUME_WORD + 1);
+      this.sums = new Float64Array(memory, 0, TOTAL_SLOT + 1);
+      this.memoryBytes = memory.byteLength;
+    }
+  }
+
+  get total(): number {
+    return this.sums[TOTAL_SLOT];
+  }
+
+  get saturated(): boolean {
+    return this.state[SATURATED_WORD] !== 0;
   }
 
   load(cell: number): number {
@@ -89,16 +135,19 @@ export class LocalCounters implements Counters {
     const next = saturatingSum(value, delta);
     this.cells[cell] = next;
     const magnitude = next < 0 ? -next : next;
-    if (magnitude === SATURATED) this.saturated = true;
-    if (magnitude > this.volume) this.volume = magnitude;
+    const state = this.state;
+    if (magnitude === SATURATED) state[SATURATED_WORD] = 1;
+    if (magnitude > state[VOLUME_WORD]) state[VOLUME_WORD] = magnitude;
     return next;
   }
 
   addEach(rowCells: Int32Array, count: number, delta: number): number {
     const magnitude = delta < 0 ? -delta : delta;
     let min = SATURATED;
-    if (this.volume + magnitude < SATURATED) {
-      this.volume += magnitude;
+    const state = this.state;
+    const volume = state[VOLUME_WORD];
+    if (volume + magnitude < SATURATED) {
+      state[VOLUME_WORD] = volume + magnitude;
       const cells = this.cells;
       for (let row = 0; row < count; row++) {
         const cell = rowCells[row];
@@ -128,32 +177,29 @@ export class LocalCounters implements Counters {
   }
 
   private set(cell: number, value: number): void {
-    if (value === SATURATED) this.saturated = true;
-    if (value > this.volume) this.volume = value;
+    const state = this.state;
+    if (value === SATURATED) state[SATURATED_WORD] = 1;
+    if (value > state[VOLUME_WORD]) state[VOLUME_WORD] = value;
     this.cells[cell] = value;
   }
 
   addTotal(delta: number): void {
-    this.total += delta;
+    this.sums[TOTAL_SLOT] += delta;
   }
 
   clear(): void {
     this.cells.fill(0);
-    this.total = 0;
-    this.saturated = false;
-    this.volume = 0;
+    this.sums[TOTAL_SLOT] = 0;
+    this.state[SATURATED_WORD] = 0;
+    this.state[VOLUME_WORD] = 0;
     this.clears++;
   }
 
-  get memoryBytes(): number {
-    return this.cells.byteLength;
-  }
-
   restore(total: number): void {
-    this.total = total;
+    this.sums[TOTAL_SLOT] = total;
     const largest = largestMagnitude(this.cells);
-    this.saturated = largest === SATURATED;
-    this.volume = largest;
+    this.state[SATURATED_WORD] = largest === SATURATED ? 1 : 0;
+    this.state[VOLUME_WORD] = largest;
   }
 }
 

@@ -40,6 +40,7 @@
  * and in the cells but not yet in the total.
  */
 import { getRandomValues } from 'node:crypto';
+import { engineAvailable, engineMemory, pageBytes } from '../engine/memory.js';
 import { rangeError, typeError } from '../errors.js';
 import { sameBytes } from '../hash/secret.js';
 import { type Counters, largestMagnitude, SATURATED, saturatingSum } from './counters.js';
@@ -70,11 +71,33 @@ const W_CLEARS = 14;
 const OVERFLOW = 6;
 
 /**
+ * Byte offsets the WebAssembly engine's shared module uses (tools/build-engine.mjs lays it out
+ * the same way; src/engine/engine.ts checks the two agree).
+ */
+export const SHARED_LAYOUT = {
+  saturated: W_SATURATED * 4,
+  claimed: W_CLAIMED * 4,
+  overflow: OVERFLOW * 8,
+  words: HEADER_BYTES,
+  cells: CELLS_OFFSET,
+} as const;
+
+/**
  * Where the c-th total word lies: claims go round the cache lines first, so that the words in
  * use at one time are on different lines. Claims 0 to 63 are the objects' first words.
  */
 function wordAt(claim: number): number {
   return (claim % LINES) * WORDS_PER_LINE + Math.floor(claim / LINES);
+}
+
+/** A shared memory's buffer, which is a SharedArrayBuffer (the DOM types say ArrayBuffer). */
+function memoryBuffer(memory: WebAssembly.Memory): SharedArrayBuffer {
+  return memory.buffer as unknown as SharedArrayBuffer;
+}
+
+/** The header's bytes: the same sketch has the same (its random id among them). */
+function headerBytes(buffer: SharedArrayBuffer): Uint8Array {
+  return new Uint8Array(buffer, 0, HEADER_BYTES);
 }
 
 /** Bytes of the SharedArrayBuffer of a width x depth sketch. */
@@ -85,6 +108,11 @@ export function sharedBytes(width: number, depth: number): number {
 export class SharedCounters implements Counters {
   /** The shared memory; sent to other threads in the sketch's handle. */
   readonly buffer: SharedArrayBuffer;
+  /**
+   * The same bytes as a WebAssembly.Memory, for the engine: shared sketches are allocated as
+   * one wherever the process has WebAssembly (rounded up to whole pages).
+   */
+  readonly memory: WebAssembly.Memory | undefined;
   readonly cells: Int32Array;
   private readonly header: Int32Array;
   private readonly words: Int32Array;
@@ -92,8 +120,14 @@ export class SharedCounters implements Counters {
   /** The total word this object adds to (an index into `words`), or -1: the overflow. */
   private word: number;
 
-  private constructor(buffer: SharedArrayBuffer, width: number, depth: number) {
+  private constructor(
+    buffer: SharedArrayBuffer,
+    memory: WebAssembly.Memory | undefined,
+    width: number,
+    depth: number,
+  ) {
     this.buffer = buffer;
+    this.memory = memory;
     this.header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
     this.words = new Int32Array(buffer, HEADER_BYTES, TOTAL_WORDS);
     this.overflow = new BigInt64Array(buffer, 0, HEADER_BYTES / 8);
@@ -108,7 +142,9 @@ export class SharedCounters implements Counters {
     conservative: boolean,
     fingerprint: Uint8Array,
   ): SharedCounters {
-    const buffer = new SharedArrayBuffer(sharedBytes(width, depth));
+    const bytes = sharedBytes(width, depth);
+    const memory = engineAvailable() ? engineMemory(bytes, true) : undefined;
+    const buffer = memory === undefined ? new SharedArrayBuffer(bytes) : memoryBuffer(memory);
     const header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
     header[W_MAGIC] = MAGIC;
     header[W_VERSION] = LAYOUT_VERSION;
@@ -117,30 +153,45 @@ export class SharedCounters implements Counters {
     header[W_FLAGS] = conservative ? FLAG_CONSERVATIVE : 0;
     new Uint8Array(buffer, W_FINGERPRINT * 4, 8).set(fingerprint);
     getRandomValues(new Uint8Array(buffer, W_ID * 4, 8));
-    return new SharedCounters(buffer, width, depth);
+    return new SharedCounters(buffer, memory, width, depth);
   }
 
   /**
    * The counters in `buffer`, after checking that it is the memory of a sketch of this shape,
    * rule and secret: TypeError for something that is not a SharedArrayBuffer, RangeError for one
-   * that does not match. `name` is the parameter the errors name.
+   * that does not match. `name` is the parameter the errors name. `memory`, the handle's
+   * WebAssembly.Memory if it has one, must hold the same bytes.
    */
   static open(
     name: string,
-    buffer: unknown,
+    given: unknown,
+    memory: unknown,
     width: number,
     depth: number,
     conservative: boolean,
     fingerprint: Uint8Array,
   ): SharedCounters {
-    if (!(buffer instanceof SharedArrayBuffer)) {
-      throw typeError(name, "a SharedArrayBuffer (a shared sketch's handle.buffer)", buffer);
+    if (!(given instanceof SharedArrayBuffer)) {
+      throw typeError(name, "a SharedArrayBuffer (a shared sketch's handle.buffer)", given);
+    }
+    let buffer = given;
+    let engine: WebAssembly.Memory | undefined;
+    if (memory !== undefined) {
+      if (!engineAvailable() || !(memory instanceof WebAssembly.Memory)) {
+        throw typeError('handle.memory', "a shared sketch's WebAssembly.Memory", memory);
+      }
+      engine = memory;
+      buffer = memoryBuffer(memory);
+      if (buffer.byteLength !== given.byteLength) {
+        throw new RangeError(`handle.memory is not the memory of ${name}`);
+      }
     }
     const expected = sharedBytes(width, depth);
-    if (buffer.byteLength !== expected) {
+    if (buffer.byteLength !== expected && buffer.byteLength !== pageBytes(expected)) {
       throw rangeError(
         name,
-        `${expected} bytes long, the memory of a ${width} x ${depth} shared sketch`,
+        `${expected} bytes long (or ${pageBytes(expected)}, in whole pages), the memory of a ` +
+          `${width} x ${depth} shared sketch`,
         buffer,
       );
     }
@@ -162,7 +213,15 @@ export class SharedCounters implements Counters {
     if (!sameBytes(new Uint8Array(buffer, W_FINGERPRINT * 4, 8), fingerprint)) {
       throw new RangeError('secret does not match the secret of the shared sketch in buffer');
     }
-    return new SharedCounters(buffer, width, depth);
+    if (engine !== undefined && !sameBytes(headerBytes(given), headerBytes(buffer))) {
+      throw new RangeError(`handle.memory is not the memory of ${name}`);
+    }
+    return new SharedCounters(buffer, engine, width, depth);
+  }
+
+  /** The total word this object adds to; the engine of this thread adds to the same. */
+  get totalWord(): number {
+    return this.word;
   }
 
   /** 16 hex digits that tell this shared sketch from any other, the same in every thread. */

@@ -203,7 +203,11 @@ test('estimates stay within errorBound for all but about delta of the keys', () 
 
 test('reports its size, guarantee and secret', () => {
   const sketch = new CountMinSketch({ width: 1000, depth: 5, secret });
-  assert.equal(sketch.memoryBytes, 1000 * 5 * 4);
+  // The engine's memory is allocated in 64 KiB pages: the cells and 16 KiB of state, rounded up.
+  assert.equal(sketch.engine, 'wasm');
+  assert.equal(sketch.memoryBytes, 65536);
+  assert.equal(new CountMinSketch({ width: 20_000, depth: 5, secret }).memoryBytes, 7 * 65536);
+  assert.equal(new CountMinSketch({ width: 1000, depth: 5, engine: 'js' }).memoryBytes, 20_000);
   assert.equal(sketch.epsilon, Math.E / 1000);
   assert.equal(sketch.delta, Math.exp(-5));
   assert.equal(sketch.errorBound, 0);
