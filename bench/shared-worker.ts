@@ -3,9 +3,10 @@
  * runs monomorphic code, compiled for it alone, whatever else the benchmark runs.
  *
  * Roles (workerData.role):
- * - `increment`: one thread, alone; times `increment` on a fresh local sketch, a fresh shared
- *   sketch, or the atomic floor (the same hash and index arithmetic with a blind `Atomics.add`
- *   per row: what a shared update would cost if a blind add could saturate; it cannot).
+ * - `increment`: one thread, alone; times `increment` on a local sketch, a shared sketch (on
+ *   either engine), or the atomic floor (the same hash and index arithmetic with a blind
+ *   `Atomics.add` per row: what a shared update would cost if a blind add could saturate; it
+ *   cannot). The sketch or cells are made once and kept across runs.
  * - `feeder`: attached to a shared sketch; times its share of the events, after a start line
  *   shared with the other feeders, and reports when it started and ended.
  * - `producer`: sends its events to the main thread in batches of `batch` keys (postMessage,
@@ -26,10 +27,17 @@ import { Prng } from './prng.js';
 import { intKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
 
 export type WorkerRole =
-  | { role: 'increment'; kind: 'local' | 'shared' | 'atomic floor'; width: number; depth: number }
+  | { role: 'increment'; kind: IncrementKind; width: number; depth: number }
   | { role: 'feeder'; handle: SketchHandle; start: Int32Array }
   | { role: 'producer'; start: Int32Array; batch: number }
   | { role: 'pingpong'; start: Int32Array; cell: Int32Array; side: 0 | 1 };
+
+/**
+ * What an `increment` worker times: a local or shared sketch on the default (WebAssembly)
+ * engine, a shared sketch on the JS engine (the shared path before the engine), or the atomic
+ * floor.
+ */
+export type IncrementKind = 'local' | 'shared' | 'shared, js engine' | 'atomic floor';
 
 export type WorkerSetup = WorkerRole & { events: number; seed: number };
 
@@ -90,19 +98,26 @@ function startLine(start: Int32Array, line: number): void {
   }
 }
 
+let counted: CountMinSketch | undefined;
+let floorCells: Int32Array | undefined;
+const floorHasher = new KeyHasher(...hashKeyWords(randomSecret()));
+
 function incrementRun(role: Extract<WorkerRole, { role: 'increment' }>, count: number): RunResult {
   const { width, depth } = role;
   const startMs = now();
   if (role.kind === 'atomic floor') {
-    const [k0, k1] = hashKeyWords(randomSecret());
-    const hasher = new KeyHasher(k0, k1);
-    const cells = new Int32Array(new SharedArrayBuffer(4 * width * depth));
+    floorCells ??= new Int32Array(new SharedArrayBuffer(4 * width * depth));
     const t = process.hrtime.bigint();
-    return result(t, startMs, atomicFloor(hasher, cells, width, depth, count));
+    return result(t, startMs, atomicFloor(floorHasher, floorCells, width, depth, count));
   }
-  const sketch = new CountMinSketch({ width, depth, shared: role.kind === 'shared' });
+  counted ??= new CountMinSketch({
+    width,
+    depth,
+    shared: role.kind !== 'local',
+    engine: role.kind === 'shared, js engine' ? 'js' : undefined,
+  });
   const t = process.hrtime.bigint();
-  return result(t, startMs, sketchLoop(sketch, count));
+  return result(t, startMs, sketchLoop(counted, count));
 }
 
 function result(t: bigint, startMs: number, checksum: number): RunResult {

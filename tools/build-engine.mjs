@@ -302,27 +302,85 @@ const localEpilogue = () =>
 /**
  * Conservative update of this thread's cells (count-min.ts raiseHash over LocalCounters): read
  * the estimate m, then raise every cell below t = m + by (saturating) to t; a cell stuck at
- * -SATURATED stays. One thread: nothing writes between the two passes, so the second reads what
- * the first read. `t` is the estimate after the update.
+ * -SATURATED stays. Up to ROWS_IN_LOCALS rows, each row's address and value stay in locals
+ * between the two passes (measured: 1.6x the plain update's time when both passes computed
+ * the columns and loaded the cells); deeper sketches run the loop twice. One thread: nothing
+ * writes between the passes, so the second pass of the loop reads what the first read.
  */
 function localRaise() {
+  const raise = (a) =>
+    lines(
+      `(i32.store ${a} ${get('t')})`,
+      `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))`,
+      `(if (i32.gt_s ${get('t')} ${get('vol')}) (then ${set('vol', get('t'))}))`,
+    );
+  const rows = [...Array(ROWS_IN_LOCALS).keys()];
+  const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
+  const below = (v) => `(i32.and (i32.lt_s ${v} ${get('t')}) (i32.ne ${v} ${c(-SATURATED)}))`;
+  // Branch-free: whether a cell is below t is as random as the cells, so a branch on it
+  // mispredicts; every cell is stored, with max(s, t) (a stuck cell with itself), and the flag
+  // and volume are set once, from whether any cell was raised.
+  const raised = (row) => {
+    const s = get(`s${row}`);
+    return lines(
+      `(if ${inDepth(row)} (then`,
+      set('r', below(s)),
+      set('raised', `(i32.or ${get('raised')} ${get('r')})`),
+      `(i32.store ${get(`a${row}`)} (select ${get('t')} ${s} ${get('r')}))`,
+      '))',
+    );
+  };
   return lines(
+    `(if (i32.le_u (global.get $depth) ${c(ROWS_IN_LOCALS)}) (then`,
+    readRows(LOCAL.cells, (a) => `(i32.load ${a})`),
+    target(),
+    set('raised', c(0)),
+    rows.map(raised),
+    `(if ${get('raised')} (then`,
+    `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))`,
+    set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`),
+    '))',
+    ') (else',
     estimate(LOCAL, (a) => `(i32.load ${a})`),
     target(),
     forEachRow(
       LOCAL.cells,
       lines(
         set('v', `(i32.load ${get('a')})`),
-        `(if (i32.and (i32.lt_s ${get('v')} ${get('t')}) (i32.ne ${get('v')} ${c(-SATURATED)})) (then`,
-        `(i32.store ${get('a')} ${get('t')})`,
-        `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))`,
-        `(if (i32.gt_s ${get('t')} ${get('vol')}) (then ${set('vol', get('t'))}))`,
-        '))',
+        `(if ${below(get('v'))} (then ${raise(get('a'))}))`,
       ),
     ),
+    '))',
     set('count', `(i64.add ${get('count')} (i64.extend_i32_s ${get('delta')}))`),
   );
 }
+
+/**
+ * The first ROWS_IN_LOCALS rows' addresses into locals a0.., their values (read by `load`)
+ * into s0.., and the least of them into `min`: the first pass of a conservative update.
+ */
+const ROWS_IN_LOCALS = 8;
+function readRows(cells, load) {
+  const rows = [...Array(ROWS_IN_LOCALS).keys()];
+  const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
+  return lines(
+    set('min', c(SATURATED)),
+    set('off', c(0)),
+    rows.map((row) =>
+      lines(
+        `(if ${inDepth(row)} (then`,
+        row === 0 ? '' : set('off', `(i32.add ${get('off')} (global.get $width))`),
+        set(`a${row}`, cellAddress(cells, c(row), get('off'))),
+        set(`s${row}`, load(get(`a${row}`))),
+        minInto('min', get(`s${row}`)),
+        '))',
+      ),
+    ),
+  );
+}
+const ROWS_LOCALS = [...Array(ROWS_IN_LOCALS).keys()]
+  .map((row) => `(local $a${row} i32) (local $s${row} i32)`)
+  .join(' ');
 
 /** t = m + by, or SATURATED when that would reach it (count-min.ts raiseHash). */
 const target = () =>
@@ -368,23 +426,14 @@ function sharedAdd() {
  * count again on top of it. So they are kept in locals, which bounds the depth this code runs
  * (SHARED_CONSERVATIVE_DEPTH rows); a deeper shared conservative sketch runs the JS rule.
  */
-const SHARED_CONSERVATIVE_DEPTH = 8;
+const SHARED_CONSERVATIVE_DEPTH = ROWS_IN_LOCALS;
 function sharedRaise() {
   const attempt = label('attempt');
   const rows = [...Array(SHARED_CONSERVATIVE_DEPTH).keys()];
   const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
   return lines(
-    rows.map((row) =>
-      row === 0
-        ? lines(set('off', c(0)), set('a0', cellAddress(SHARED.cells, c(0), c(0))))
-        : `(if ${inDepth(row)} (then ${set('off', `(i32.add ${get('off')} (global.get $width))`)} ${set(`a${row}`, cellAddress(SHARED.cells, c(row), get('off')))}))`,
-    ),
     `(loop ${attempt}`,
-    set('min', c(SATURATED)),
-    rows.map(
-      (row) =>
-        `(if ${inDepth(row)} (then ${set(`s${row}`, `(i32.atomic.load ${get(`a${row}`)})`)} ${minInto('min', get(`s${row}`))}))`,
-    ),
+    readRows(SHARED.cells, (a) => `(i32.atomic.load ${a})`),
     target(),
     rows.map((row) => {
       const s = get(`s${row}`);
@@ -398,11 +447,8 @@ function sharedRaise() {
     `(call $addTotal ${get('delta')})`,
   );
 }
-const SHARED_ROW_LOCALS = [...Array(SHARED_CONSERVATIVE_DEPTH).keys()]
-  .map((row) => `(local $a${row} i32) (local $s${row} i32)`)
-  .join(' ');
 
-const UPDATE_LOCALS = '(local $mag i32) (local $sum i64) (local $vol i32) (local $count i64)';
+const UPDATE_LOCALS = `(local $mag i32) (local $vol i32) (local $count i64) (local $raised i32) ${ROWS_LOCALS}`;
 
 /**
  * The shared total (see shared-counters.ts): this instance adds to its own Int32 word by a
@@ -440,7 +486,7 @@ function sharedTotal() {
 
 /** One exported function per (key form, rule): number, hash, bytes. */
 function entryPoints(layout, rules, bytes) {
-  const LOCALS = `${HASH_LOCALS} ${ROW_LOCALS} ${UPDATE_LOCALS}${layout === SHARED ? ` ${SHARED_ROW_LOCALS}` : ''}`;
+  const LOCALS = `${HASH_LOCALS} ${ROW_LOCALS} ${UPDATE_LOCALS}`;
   const local = layout === LOCAL;
   const wrap = (body) => () => (local ? lines(localPrologue(), body(), localEpilogue()) : body());
   const store =
@@ -454,7 +500,7 @@ function entryPoints(layout, rules, bytes) {
     ${store}
     ${body()}
     ${get(result)})
-  (func (export "${name}Hash") (param $h1 i32) (param $h2 i32) (param $delta i32) (result i32) ${ROW_LOCALS} ${UPDATE_LOCALS}${layout === SHARED ? ` ${SHARED_ROW_LOCALS}` : ''}
+  (func (export "${name}Hash") (param $h1 i32) (param $h2 i32) (param $delta i32) (result i32) ${ROW_LOCALS} ${UPDATE_LOCALS}
     ${body()}
     ${get(result)})`);
     if (bytes) {

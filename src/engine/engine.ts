@@ -204,6 +204,30 @@ export class Engine {
     return this.other(key, by, this.incrementBytes, this.incrementHashed);
   }
 
+  /** `increment`, leaving the key's hash in h1, h2 (HeavyHitters keys its table by it). */
+  incrementKeyed(key: Key, by: number): number {
+    if (typeof key === 'number') {
+      if (key - key !== 0) checkKey('key', key);
+      const estimate = this.incrementNumber(key, by);
+      this.readHash();
+      return estimate;
+    }
+    return this.other(key, by, this.incrementBytes, this.incrementHashed);
+  }
+
+  /** `increment` of the byte key `bytes[start..end)`, its hash left in h1, h2. */
+  incrementRange(bytes: Uint8Array, start: number, end: number, by: number): number {
+    const length = end - start;
+    if (length > this.scratchBytes) {
+      this.hashBytes(bytes, start, end);
+      return this.incrementHashed(this.h1, this.h2, by);
+    }
+    this.bytes.set(bytes.subarray(start, end), LOCAL_LAYOUT.scratch);
+    const estimate = this.incrementBytes(LOCAL_LAYOUT.scratch, length, TAG_BYTES, by);
+    this.readHash();
+    return estimate;
+  }
+
   /** The plain rule for a signed `delta`; the estimate after it. */
   add(key: Key, delta: number): number {
     if (typeof key === 'number') {

@@ -34,12 +34,14 @@
  * before it combines the others, bounds what that part counted.
  */
 import { getRandomValues } from 'node:crypto';
+import { BATCH_KEYS } from '../engine/engine.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
 import {
   type CountMinOptions,
   CountMinSketch,
   checkAmount,
+  type Keys,
   SKETCH_OPTION_NAMES,
   type SketchHandle,
 } from '../sketch/count-min.js';
@@ -131,6 +133,9 @@ export class HeavyHitters {
   /** The first stage: estimates for every key, tracked or not. */
   readonly sketch: CountMinSketch;
   private readonly exactTable: ExactTable;
+  /** Scratch for addMany: each key's estimate and h1, one engine batch at a time. */
+  private readonly batchEstimates = new Int32Array(BATCH_KEYS);
+  private readonly batchHashes = new Int32Array(BATCH_KEYS);
   /** This part's name in the tables it exports. */
   private readonly part = Buffer.from(getRandomValues(new Uint8Array(8))).toString('hex');
   /** Tables of other parts, from `combine`. */
@@ -289,14 +294,46 @@ export class HeavyHitters {
 
   /** Counts `by` (default 1) more of `key`. */
   add(key: Key, by = 1): void {
-    // Validate everything before touching any state: a rejected call must change nothing.
+    // Validate everything before touching any state: a rejected call must change nothing (the
+    // sketch refuses a bad key before it counts it).
     checkAmount(by);
     const sketch = this.sketch;
-    sketch.hasher.hash(key); // throws on a bad key; the hasher's scratch is not observable
+    const estimate = sketch.incrementKey(key, by);
     this.sync();
     this.counted += by;
-    const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
-    const id = entryId(sketch.hasher.h1);
+    this.record(key, entryId(sketch.hasher.h1), estimate, by);
+  }
+
+  /**
+   * Counts one more of each key of `keys`, in order: the same as `add(key)` for each. Int32Array
+   * and Uint32Array keys are counted in the sketch in batches (see `incrementMany`); an array
+   * may hold any keys, all validated before anything is counted.
+   */
+  addMany(keys: Keys): void {
+    const sketch = this.sketch;
+    if (Array.isArray(keys)) {
+      for (let i = 0; i < keys.length; i++) checkKey(`keys[${i}]`, keys[i]);
+      for (const key of keys) this.add(key);
+      return;
+    }
+    if (!(keys instanceof Int32Array || keys instanceof Uint32Array)) {
+      throw typeError('keys', 'an Int32Array, a Uint32Array or an array of keys', keys);
+    }
+    const n = keys.length;
+    const estimates = this.batchEstimates;
+    const hashes = this.batchHashes;
+    for (let start = 0; start < n; start += estimates.length) {
+      const count = Math.min(estimates.length, n - start);
+      const chunk = (keys as Int32Array | Uint32Array).subarray(start, start + count);
+      sketch.many(chunk, 1, false, estimates, hashes);
+      this.sync();
+      this.counted += count;
+      for (let i = 0; i < count; i++) this.record(chunk[i], entryId(hashes[i]), estimates[i], 1);
+    }
+  }
+
+  /** The exact table's part of an add: bump a tracked key, admit a new one, or drop it. */
+  private record(key: Key, id: number, estimate: number, by: number): void {
     const table = this.exactTable;
     const slot = table.find(id, key);
     if (slot >= 0) table.bump(slot, by);
@@ -310,11 +347,10 @@ export class HeavyHitters {
    * @internal
    */
   addBytes(bytes: Uint8Array, start: number, end: number, by: number): void {
+    const sketch = this.sketch;
+    const estimate = sketch.incrementBytes(bytes, start, end, by);
     this.sync();
     this.counted += by;
-    const sketch = this.sketch;
-    sketch.hasher.hashBytes(bytes, start, end);
-    const estimate = sketch.incrementHash(sketch.hasher.h1, sketch.hasher.h2, by);
     const id = entryId(sketch.hasher.h1);
     const table = this.exactTable;
     const slot = table.findBytes(id, bytes, start, end);

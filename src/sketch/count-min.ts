@@ -353,6 +353,27 @@ export class CountMinSketch {
     return this.conservative ? this.raiseHash(h1, h2, by) : this.addHash(h1, h2, by);
   }
 
+  /**
+   * @internal `increment` (by validated), leaving the key's hash in `hasher` (h1, h2), in one
+   * engine call where the engine's hasher is the sketch's: what HeavyHitters.add needs.
+   */
+  incrementKey(key: Key, by: number): number {
+    const wasm = this.wasm;
+    if (wasm !== null && this.hasher === wasm) return wasm.incrementKeyed(key, by);
+    const hasher = this.hasher;
+    hasher.hash(key);
+    return this.incrementHash(hasher.h1, hasher.h2, by);
+  }
+
+  /** @internal The same for the byte key `bytes[start..end)`. */
+  incrementBytes(bytes: Uint8Array, start: number, end: number, by: number): number {
+    const wasm = this.wasm;
+    if (wasm !== null && this.hasher === wasm) return wasm.incrementRange(bytes, start, end, by);
+    const hasher = this.hasher;
+    hasher.hashBytes(bytes, start, end);
+    return this.incrementHash(hasher.h1, hasher.h2, by);
+  }
+
   /** @internal Estimate by hash. */
   estimateHash(h1: number, h2: number): number {
     const wasm = this.wasm;

@@ -268,3 +268,42 @@ test('keys returned are copies: changing one changes nothing counted', () => {
   hh.add(Uint8Array.of(1, 2));
   assert.equal(hh.top()[0].lowerBound, 6);
 });
+
+test('addMany equals add, key by key, for int batches and arrays of any keys, on both engines', () => {
+  const secret = new Uint8Array(16).fill(9);
+  const batch = fc.oneof(
+    fc.array(fc.integer({ min: -30, max: 30 }), { maxLength: 2500 }).map((a) => Int32Array.from(a)),
+    fc
+      .array(fc.integer({ min: 2 ** 31 - 4, max: 2 ** 31 + 4 }), { maxLength: 100 })
+      .map((a) => Uint32Array.from(a)),
+    fc.array(fc.oneof(fc.integer({ min: 0, max: 9 }), fc.constantFrom('a', 'b', 2.5, 7n)), {
+      maxLength: 200,
+    }),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(batch, { minLength: 1, maxLength: 3 }),
+      fc.constantFrom('wasm', 'js'),
+      fc.boolean(),
+      (batches, engine, shared) => {
+        const options = { k: 5, capacity: 8, width: 16, depth: 3, secret, engine, shared };
+        const many = new HeavyHitters(options);
+        const single = new HeavyHitters({ ...options, engine: 'js' });
+        for (const keys of batches) {
+          many.addMany(keys);
+          for (const key of Array.from(keys as ArrayLike<number | string | bigint>)) single.add(key);
+        }
+        assert.deepEqual(many.top(8), single.top(8));
+        assert.equal(many.total, single.total);
+      },
+    ),
+    { numRuns: 100 },
+  );
+  const hh = new HeavyHitters({ k: 2 });
+  assert.throws(() => hh.addMany(new Float64Array(2) as never), {
+    name: 'TypeError',
+    message: /keys/,
+  });
+  assert.throws(() => hh.addMany([1, 2, {} as never]), { name: 'TypeError', message: /keys\[2\]/ });
+  assert.equal(hh.total, 0, 'a rejected batch counts nothing');
+});
