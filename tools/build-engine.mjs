@@ -38,7 +38,7 @@ const SATURATED = 0x7fffffff;
  *
  * Local memory:  0-7 the last key's hash (h1, h2) | 8 saturated (0/1) | 12 volume (see
  * LocalCounters) | 16-23 total (f64) | 64-16383 scratch: a key's bytes from 64, or a batch of
- * up to 1024 int keys from 8192 and their h1 from 12288 | 16384- the cells, row after row.
+ * up to 1024 int keys from 8192 | 16384- the cells, row after row.
  * Shared memory: the layout of src/sketch/shared-counters.ts (its version 2).
  */
 const LOCAL = {
@@ -47,7 +47,6 @@ const LOCAL = {
   total: 16,
   scratch: 64,
   batch: 8192,
-  hashes: 12288,
   cells: 16384,
 };
 const SHARED = { saturated: 20, claimed: 28, overflow: 48, words: 64, cells: 4160 };
@@ -532,8 +531,7 @@ function entryPoints(layout, rules, bytes) {
 
 /**
  * Batches of int keys (local only), in place: `n` keys from LOCAL.batch, each replaced by what
- * the single call would return for it, in order, and its h1 written at LOCAL.hashes (the exact
- * tables of HeavyHitters key their entries by it). Keys are hashed eight at a time, in i32x4 lanes;
+ * the single call would return for it, in order. Keys are hashed eight at a time, in i32x4 lanes;
  * each is then updated in turn, so the batch equals the loop of single calls. With `unsigned`
  * the keys are uint32: one at or above 2^31 is a number that is not an int32, hashed as a
  * double, as the single call hashes it; a group with such a key is hashed one by one.
@@ -555,7 +553,6 @@ function batch(name, body, result) {
       set('h2', `(i32x4.extract_lane ${lane & 3} ${get(`${g}h2`)})`),
       body(),
       `(i32.store offset=${LOCAL.batch + 4 * lane} ${get('at')} ${get(result)})`,
-      `(i32.store offset=${LOCAL.hashes + 4 * lane} ${get('at')} ${get('h1')})`,
     );
   };
   const vectors = ['v0', 'v1', 'v2', 'v3', 'm', 'hi', 'h1', 'h2'];
@@ -589,7 +586,6 @@ function batch(name, body, result) {
         ${hashNumber('key')}
         ${body()}
         (i32.store offset=${LOCAL.batch} ${get('at')} ${get(result)})
-        (i32.store offset=${LOCAL.hashes} ${get('at')} ${get('h1')})
         ${set('at', `(i32.add ${get('at')} ${c(4)})`)}
         ;; Back to groups at the next group boundary.
         (br_if ${outer} (i32.and (i32.eqz (i32.and ${get('at')} ${c(31)})) (i32.lt_u ${get('at')} ${get('stop')})))

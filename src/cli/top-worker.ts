@@ -1,6 +1,7 @@
 /**
- * One worker thread of `hotcount top --threads N`: counts its segments of the files into its
- * part of the shared heavy hitters, then posts the part's table (see top-threads.ts).
+ * One worker thread of `hotcount top --threads N`: takes pieces of the files in turn (with the
+ * other workers) and counts them into its part of the shared heavy hitters, then posts the
+ * part's table (see top-threads.ts).
  */
 import { createReadStream } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -11,7 +12,10 @@ import { type CountOptions, TopCounter } from './top-counter.js';
 
 export interface TopWorkerData extends CountOptions {
   handle: HeavyHittersHandle;
-  segments: Segment[];
+  /** Every piece, each a list of segments; workers take them in turn. */
+  pieces: Segment[][];
+  /** Word 0: the next piece to take, shared by the workers. */
+  next: Int32Array;
   /** Post progress messages (the main thread draws a bar). */
   progress: boolean;
 }
@@ -30,15 +34,19 @@ async function run(data: TopWorkerData): Promise<void> {
   const progress = data.progress
     ? { advance: (bytes: number) => post({ kind: 'progress', bytes }) }
     : undefined;
-  for (const { file, start, end } of data.segments) {
-    // One stream per segment: its last line (cut at a line start) does not join the next.
-    const source = createReadStream(file, { start, end: end - 1, highWaterMark: 1 << 20 });
-    try {
-      await counter.count(file, source, progress);
-    } catch (error) {
-      // Already "cannot read 'file': why", as one thread would say it.
-      post({ kind: 'error', message: (error as Error).message });
-      return;
+  for (;;) {
+    const piece = Atomics.add(data.next, 0, 1);
+    if (piece >= data.pieces.length) break;
+    for (const { file, start, end } of data.pieces[piece]) {
+      // One stream per segment: its last line (cut at a line start) does not join the next.
+      const source = createReadStream(file, { start, end: end - 1, highWaterMark: 1 << 20 });
+      try {
+        await counter.count(file, source, progress);
+      } catch (error) {
+        // Already "cannot read 'file': why", as one thread would say it.
+        post({ kind: 'error', message: (error as Error).message });
+        return;
+      }
     }
   }
   post({ kind: 'done', table: counter.hitters.table(), skipped: counter.skipped });

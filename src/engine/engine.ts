@@ -122,7 +122,6 @@ export class Engine {
   private readonly words: Int32Array;
   private readonly batch: Int32Array;
   private readonly batchUnsigned: Uint32Array;
-  private readonly batchHashes: Int32Array;
   private readonly reference: KeyHasher;
 
   private constructor(
@@ -163,7 +162,6 @@ export class Engine {
     this.words = new Int32Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells >> 2);
     this.batch = new Int32Array(buffer, LOCAL_LAYOUT.batch, shared ? 0 : BATCH_KEYS);
     this.batchUnsigned = new Uint32Array(buffer, LOCAL_LAYOUT.batch, shared ? 0 : BATCH_KEYS);
-    this.batchHashes = new Int32Array(buffer, LOCAL_LAYOUT.hashes, shared ? 0 : BATCH_KEYS);
     this.reference = new KeyHasher(k0, k1);
   }
 
@@ -202,30 +200,6 @@ export class Engine {
       return this.incrementNumber(key, by);
     }
     return this.other(key, by, this.incrementBytes, this.incrementHashed);
-  }
-
-  /** `increment`, leaving the key's hash in h1, h2 (HeavyHitters keys its table by it). */
-  incrementKeyed(key: Key, by: number): number {
-    if (typeof key === 'number') {
-      if (key - key !== 0) checkKey('key', key);
-      const estimate = this.incrementNumber(key, by);
-      this.readHash();
-      return estimate;
-    }
-    return this.other(key, by, this.incrementBytes, this.incrementHashed);
-  }
-
-  /** `increment` of the byte key `bytes[start..end)`, its hash left in h1, h2. */
-  incrementRange(bytes: Uint8Array, start: number, end: number, by: number): number {
-    const length = end - start;
-    if (length > this.scratchBytes) {
-      this.hashBytes(bytes, start, end);
-      return this.incrementHashed(this.h1, this.h2, by);
-    }
-    this.bytes.set(bytes.subarray(start, end), LOCAL_LAYOUT.scratch);
-    const estimate = this.incrementBytes(LOCAL_LAYOUT.scratch, length, TAG_BYTES, by);
-    this.readHash();
-    return estimate;
   }
 
   /** The plain rule for a signed `delta`; the estimate after it. */
@@ -333,8 +307,19 @@ export class Engine {
       this.h2 = reference.h2;
       return;
     }
-    this.bytes.set(bytes.subarray(start, end), LOCAL_LAYOUT.scratch);
-    this.hashBytesOf(length, TAG_BYTES, bytes.subarray(start, end));
+    this.copyIn(bytes, start, end);
+    this.exports.hashBytes(LOCAL_LAYOUT.scratch, length, TAG_BYTES);
+    this.readHash();
+  }
+
+  /**
+   * `bytes[start..end)` (at most the scratch area) into the scratch area. A loop, not
+   * `set(subarray())`: lines of `hotcount top` are a few dozen bytes, and the subarray would be
+   * an allocation per line (measured: the CLI 20% slower).
+   */
+  private copyIn(bytes: Uint8Array, start: number, end: number): void {
+    const scratch = this.bytes;
+    for (let i = start, at = LOCAL_LAYOUT.scratch; i < end; i++, at++) scratch[at] = bytes[i];
   }
 
   private hashBytesOf(length: number, tag: number, key: Key): void {
@@ -356,8 +341,7 @@ export class Engine {
 
   /**
    * keys[start..start+n) (n <= BATCH_KEYS), counted with the sketch's rule or estimated; each
-   * key's result (as its single call would return it) into out[start..], its h1 into `hashes`
-   * if given.
+   * key's result (as its single call would return it) into out[start..].
    */
   many(
     keys: Int32Array | Uint32Array,
@@ -366,7 +350,6 @@ export class Engine {
     delta: number,
     estimateOnly: boolean,
     out: Int32Array,
-    hashes?: Int32Array,
   ): void {
     const unsigned = keys instanceof Uint32Array;
     if (unsigned) this.batchUnsigned.set(keys.subarray(start, start + n));
@@ -374,6 +357,5 @@ export class Engine {
     const run = estimateOnly ? this.exports.estimateMany : this.incrementBatch;
     run(n, delta, unsigned ? 1 : 0);
     out.set(this.batch.subarray(0, n), start);
-    if (hashes !== undefined) hashes.set(this.batchHashes.subarray(0, n));
   }
 }

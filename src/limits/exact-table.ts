@@ -30,6 +30,7 @@
  * keys arrive to fill it.
  */
 import type { Key } from '../hash/key-hasher.js';
+import type { SketchHasher } from '../sketch/count-min.js';
 
 /** A key's id in the table: 31 bits of its hash, always a small integer (Smi) in V8. */
 export function entryId(h1: number): number {
@@ -194,6 +195,18 @@ export class ExactTable {
     const offset = this.records[record + OFFSET] >>> 0;
     // Not slice(): V8 keeps a small array made from another on its heap, ~36 bytes less a key.
     return new Uint8Array(this.bytes.subarray(offset, offset + this.records[record + LENGTH]));
+  }
+
+  /** Hashes the key at `position` with `hasher`, in place (no copy of a byte key). */
+  hashKey(position: number, hasher: SketchHasher): void {
+    const slot = this.heapSlots[position];
+    const record = RECORD * slot;
+    if ((this.records[record + TAG] & 1) === VALUE) {
+      hasher.hash(this.values[slot] as Key);
+      return;
+    }
+    const offset = this.records[record + OFFSET] >>> 0;
+    hasher.hashBytes(this.bytes, offset, offset + this.records[record + LENGTH]);
   }
 
   exact(position: number): number {

@@ -2,17 +2,24 @@
  * Heavy hitters: the sketch as a first-stage filter in front of an exact table (the two-stage
  * design Cloudflare describes for finding top talkers at line rate).
  *
- * Every event updates the sketch. A key enters the exact table once its estimate reaches
- * `threshold` and, when the table is full, exceeds the smallest count in it (which is evicted).
- * From then on it is counted exactly. So memory is the sketch plus `capacity` entries, whatever
- * the number of distinct keys, and the keys that matter are counted exactly for most of their
- * life.
+ * An event of a key the exact table tracks goes to its exact count only; any other event goes
+ * to the sketch. A key enters the table once its estimate (with this event) reaches `threshold`
+ * and, when the table is full, exceeds the smallest count in it; the entering event starts its
+ * exact count. The evicted key gives its exact count back to the sketch. So each event is in
+ * exactly one place, the sketch or one exact count, and the sketch holds every event of every
+ * key it does not track. This is the Augmented Sketch (Roy, Khan, Alonso, "Augmented Sketch:
+ * Faster and More Accurate Stream Processing", SIGMOD 2016): the heavy keys, most of the
+ * events, cost a table lookup and never touch the sketch's cells, which makes counting faster,
+ * keeps them from inflating the estimates of the keys they collide with, and (in threads)
+ * keeps the hottest cells from bouncing between cores. Memory is the sketch plus `capacity`
+ * entries, whatever the number of distinct keys. The sketch's total still counts every event.
  *
  * Bounds. When a key enters with estimate e after an event of `by`, its count before that event
- * was at most e - by (the sketch never underestimates) and at least 0. Afterwards we count
- * exactly, so with x counted since entering (including that event):
+ * was at most e - by (the sketch never underestimates what it holds) and at least 0.
+ * Afterwards we count exactly, so with x counted since entering (including that event):
  *   lowerBound = x <= true count <= base + x, base = e - by,
- * and the sketch's current estimate is an upper bound too; `upperBound` is the smaller of both.
+ * and the sketch's current estimate + x is an upper bound too (the sketch holds the key's
+ * events from before it entered, given back on every eviction); `upperBound` is the smaller.
  * With threshold 1, until the table first turns a key away or evicts one, every key this part
  * saw entered on its first event (any key may enter while there is room), so a key entering
  * then was never counted before: base = 0 and the key is exact, however crowded the sketch.
@@ -23,18 +30,18 @@
  *
  * Threads. With `shared: true` the sketch is in shared memory: `HeavyHitters.attach(handle)`
  * in each worker gives a part with the same sketch and a table of its own. Every event is
- * counted by one part, in the shared sketch and (once the key is tracked there) in that part's
+ * counted by one part, in the shared sketch or (once the key is tracked there) in that part's
  * table, so exact counts of different parts are of different events and add up without
  * counting anything twice. `combine(part.table())` brings a part's table into this one:
  * lowerBound is the sum of the parts' exact counts; each part's (base + exact) bounds the
  * events it saw (its base bounds those it saw before the key entered: the shared estimate bounds
  * every part's, and 0 is exact when the part cannot have seen it), so their sum bounds the key
  * when every part tracked it; upperBound is the smaller of that and the shared sketch's
- * estimate, or the estimate alone when some part did not track the key. A part's own top(),
- * before it combines the others, bounds what that part counted.
+ * estimate + the parts' exact counts (the sketch holds every event of the key that no part
+ * counted exactly), or the latter alone when some part did not track the key. A part's own
+ * top(), before it combines the others, bounds what that part counted.
  */
 import { getRandomValues } from 'node:crypto';
-import { BATCH_KEYS } from '../engine/engine.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
 import {
@@ -133,9 +140,6 @@ export class HeavyHitters {
   /** The first stage: estimates for every key, tracked or not. */
   readonly sketch: CountMinSketch;
   private readonly exactTable: ExactTable;
-  /** Scratch for addMany: each key's estimate and h1, one engine batch at a time. */
-  private readonly batchEstimates = new Int32Array(BATCH_KEYS);
-  private readonly batchHashes = new Int32Array(BATCH_KEYS);
   /** This part's name in the tables it exports. */
   private readonly part = Buffer.from(getRandomValues(new Uint8Array(8))).toString('hex');
   /** Tables of other parts, from `combine`. */
@@ -294,51 +298,57 @@ export class HeavyHitters {
 
   /** Counts `by` (default 1) more of `key`. */
   add(key: Key, by = 1): void {
-    // Validate everything before touching any state: a rejected call must change nothing (the
-    // sketch refuses a bad key before it counts it).
+    // Validate everything before touching any state: a rejected call must change nothing.
     checkAmount(by);
     const sketch = this.sketch;
-    const estimate = sketch.incrementKey(key, by);
+    const hasher = sketch.hasher;
+    hasher.hash(key); // throws on a bad key; the hasher's scratch is not observable
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
     this.sync();
     this.counted += by;
-    this.record(key, entryId(sketch.hasher.h1), estimate, by);
+    const id = entryId(h1);
+    const table = this.exactTable;
+    const slot = table.find(id, key);
+    if (slot >= 0) {
+      // Tracked: counted exactly, and in the sketch's total only (see the top comment).
+      table.bump(slot, by);
+      sketch.countTotal(by);
+      return;
+    }
+    const estimate = this.estimateAfter(h1, h2, by);
+    if (this.admits(estimate)) {
+      const base = this.baseAtEntry(estimate, by);
+      this.evictSmallest();
+      table.insert(id, key, base, by);
+      sketch.countTotal(by);
+    } else {
+      sketch.incrementHash(h1, h2, by);
+      if (by > 0) this.dropped = true; // counted, and not in the table
+    }
   }
 
   /**
-   * Counts one more of each key of `keys`, in order: the same as `add(key)` for each. Int32Array
-   * and Uint32Array keys are counted in the sketch in batches (see `incrementMany`); an array
-   * may hold any keys, all validated before anything is counted.
+   * The key's estimate if this event went into the sketch (both update rules give the least
+   * cell + by, saturating), without putting it there: an event goes either to the sketch or,
+   * when it lets the key enter, to the key's exact count, never to both.
    */
-  addMany(keys: Keys): void {
-    const sketch = this.sketch;
-    if (Array.isArray(keys)) {
-      for (let i = 0; i < keys.length; i++) checkKey(`keys[${i}]`, keys[i]);
-      for (const key of keys) this.add(key);
-      return;
-    }
-    if (!(keys instanceof Int32Array || keys instanceof Uint32Array)) {
-      throw typeError('keys', 'an Int32Array, a Uint32Array or an array of keys', keys);
-    }
-    const n = keys.length;
-    const estimates = this.batchEstimates;
-    const hashes = this.batchHashes;
-    for (let start = 0; start < n; start += estimates.length) {
-      const count = Math.min(estimates.length, n - start);
-      const chunk = (keys as Int32Array | Uint32Array).subarray(start, start + count);
-      sketch.many(chunk, 1, false, estimates, hashes);
-      this.sync();
-      this.counted += count;
-      for (let i = 0; i < count; i++) this.record(chunk[i], entryId(hashes[i]), estimates[i], 1);
-    }
+  private estimateAfter(h1: number, h2: number, by: number): number {
+    const before = this.sketch.estimateHash(h1, h2);
+    return before >= SATURATED - by ? SATURATED : before + by;
   }
 
-  /** The exact table's part of an add: bump a tracked key, admit a new one, or drop it. */
-  private record(key: Key, id: number, estimate: number, by: number): void {
-    const table = this.exactTable;
-    const slot = table.find(id, key);
-    if (slot >= 0) table.bump(slot, by);
-    else if (this.admits(estimate)) table.insert(id, key, this.baseAtEntry(estimate, by), by);
-    else if (by > 0) this.dropped = true; // counted, and not in the table
+  /** Counts one more of each key of `keys`, in order: `add(key)` for each, all validated first. */
+  addMany(keys: Keys): void {
+    if (keys instanceof Int32Array || keys instanceof Uint32Array) {
+      for (let i = 0; i < keys.length; i++) this.add(keys[i]);
+      return;
+    }
+    if (!Array.isArray(keys)) {
+      throw typeError('keys', 'an Int32Array, a Uint32Array or an array of keys', keys);
+    }
+    for (let i = 0; i < keys.length; i++) checkKey(`keys[${i}]`, keys[i]);
+    for (const key of keys) this.add(key);
   }
 
   /**
@@ -347,17 +357,44 @@ export class HeavyHitters {
    * @internal
    */
   addBytes(bytes: Uint8Array, start: number, end: number, by: number): void {
-    const sketch = this.sketch;
-    const estimate = sketch.incrementBytes(bytes, start, end, by);
     this.sync();
     this.counted += by;
-    const id = entryId(sketch.hasher.h1);
+    const sketch = this.sketch;
+    const hasher = sketch.hasher;
+    hasher.hashBytes(bytes, start, end);
+    const h1 = hasher.h1;
+    const id = entryId(h1);
     const table = this.exactTable;
     const slot = table.findBytes(id, bytes, start, end);
-    if (slot >= 0) table.bump(slot, by);
-    else if (this.admits(estimate)) {
-      table.insertBytes(id, bytes, start, end, this.baseAtEntry(estimate, by), by);
-    } else if (by > 0) this.dropped = true;
+    if (slot >= 0) {
+      table.bump(slot, by);
+      sketch.countTotal(by);
+      return;
+    }
+    const h2 = hasher.h2;
+    const estimate = this.estimateAfter(h1, h2, by);
+    if (this.admits(estimate)) {
+      const base = this.baseAtEntry(estimate, by);
+      this.evictSmallest();
+      table.insertBytes(id, bytes, start, end, base, by);
+      sketch.countTotal(by);
+    } else {
+      sketch.incrementHash(h1, h2, by);
+      if (by > 0) this.dropped = true;
+    }
+  }
+
+  /**
+   * Before a key enters a full table: the entry about to be evicted gives its exact count back
+   * to the sketch, which did not get it while the key was tracked, so that the sketch bounds
+   * every event of every key it does not track again.
+   */
+  private evictSmallest(): void {
+    const table = this.exactTable;
+    if (table.size < table.capacity) return;
+    const hasher = this.sketch.hasher;
+    table.hashKey(0, hasher);
+    this.sketch.returnHash(hasher.h1, hasher.h2, table.exact(0));
   }
 
   /**
@@ -406,13 +443,15 @@ export class HeavyHitters {
    * parts that track it, `bounded` when no other part can have counted it.
    */
   private row(key: Key, exact: number, partsUpper: number, bounded: boolean): HeavyHitter {
+    // The sketch holds every event of the key but those counted exactly while tracked (each
+    // part's `exact`, which never reached the sketch's cells): estimate + exact bounds them all.
     const estimate = this.sketch.estimate(key);
     // A saturated estimate reads "at least 2^31 - 1": it bounds nothing from above. Neither
     // do the parts' sums when some part may have counted the key without tracking it.
     const fromParts = bounded ? partsUpper : Number.POSITIVE_INFINITY;
-    const fromSketch = estimate < SATURATED ? estimate : Number.POSITIVE_INFINITY;
+    const fromSketch = estimate < SATURATED ? estimate + exact : Number.POSITIVE_INFINITY;
     const bound = Math.min(fromParts, fromSketch);
-    const upper = bound === Number.POSITIVE_INFINITY ? estimate : bound;
+    const upper = bound === Number.POSITIVE_INFINITY ? SATURATED + exact : bound;
     return { key, count: upper, lowerBound: exact, upperBound: upper };
   }
 

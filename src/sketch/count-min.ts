@@ -353,25 +353,23 @@ export class CountMinSketch {
     return this.conservative ? this.raiseHash(h1, h2, by) : this.addHash(h1, h2, by);
   }
 
-  /**
-   * @internal `increment` (by validated), leaving the key's hash in `hasher` (h1, h2), in one
-   * engine call where the engine's hasher is the sketch's: what HeavyHitters.add needs.
-   */
-  incrementKey(key: Key, by: number): number {
-    const wasm = this.wasm;
-    if (wasm !== null && this.hasher === wasm) return wasm.incrementKeyed(key, by);
-    const hasher = this.hasher;
-    hasher.hash(key);
-    return this.incrementHash(hasher.h1, hasher.h2, by);
+  /** @internal Adds `by` to the total only: HeavyHitters counts a tracked key's event there. */
+  countTotal(by: number): void {
+    this.counters.addTotal(by);
   }
 
-  /** @internal The same for the byte key `bytes[start..end)`. */
-  incrementBytes(bytes: Uint8Array, start: number, end: number, by: number): number {
-    const wasm = this.wasm;
-    if (wasm !== null && this.hasher === wasm) return wasm.incrementRange(bytes, start, end, by);
-    const hasher = this.hasher;
-    hasher.hashBytes(bytes, start, end);
-    return this.incrementHash(hasher.h1, hasher.h2, by);
+  /**
+   * @internal Adds `amount` (>= 0, any size) to the cells of the key hashed to (h1, h2) by the
+   * sketch's rule, and not to the total, which holds it already: HeavyHitters gives an evicted
+   * key's exact count back to the sketch.
+   */
+  returnHash(h1: number, h2: number, amount: number): void {
+    for (let left = amount; left > 0; ) {
+      const part = Math.min(left, SATURATED);
+      this.incrementHash(h1, h2, part);
+      this.counters.addTotal(-part);
+      left -= part;
+    }
   }
 
   /** @internal Estimate by hash. */
@@ -476,14 +474,7 @@ export class CountMinSketch {
     return this.many(keys, 0, true, out);
   }
 
-  /** @internal The batch calls; `hashes` receives each key's h1 (int keys, local engine). */
-  many(
-    keys: Keys,
-    by: number,
-    estimateOnly: boolean,
-    out?: Int32Array,
-    hashes?: Int32Array,
-  ): Int32Array {
+  private many(keys: Keys, by: number, estimateOnly: boolean, out?: Int32Array): Int32Array {
     const n = batchLength(keys);
     const results = out === undefined ? new Int32Array(n) : checkOut(out, n);
     const wasm = this.wasm;
@@ -491,8 +482,7 @@ export class CountMinSketch {
       const typed = keys as Int32Array | Uint32Array;
       for (let start = 0; start < n; start += BATCH_KEYS) {
         const count = Math.min(BATCH_KEYS, n - start);
-        const chunkHashes = hashes?.subarray(start, start + count);
-        wasm.many(typed, start, count, by, estimateOnly, results, chunkHashes);
+        wasm.many(typed, start, count, by, estimateOnly, results);
       }
       return results;
     }
@@ -503,7 +493,6 @@ export class CountMinSketch {
       results[i] = estimateOnly
         ? this.estimateHash(hasher.h1, hasher.h2)
         : this.incrementHash(hasher.h1, hasher.h2, by);
-      if (hashes !== undefined) hashes[i] = hasher.h1;
     }
     return results;
   }

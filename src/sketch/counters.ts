@@ -73,7 +73,6 @@ export const LOCAL_LAYOUT = {
   total: 16,
   scratch: 64,
   batch: 8192,
-  hashes: 12288,
   cells: 16384,
 } as const;
 

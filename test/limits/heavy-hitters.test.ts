@@ -115,12 +115,13 @@ test('while every key fits in the table, every count is exact, however crowded t
 
 test('once the table has evicted, a key entering later gets the sketch bound, not 0', () => {
   const hh = new HeavyHitters({ k: 1, capacity: 1, width: 1, depth: 1 });
-  hh.add('a', 5);
-  hh.add('b', 1); // the sketch has 6 > 5: b evicts a
-  hh.add('a', 1); // a was counted before: its base must cover those 5
+  hh.add('a', 5); // enters: its 5 are counted exactly, not in the sketch
+  hh.add('b', 6); // estimate 6 beats a's 5: a leaves the table and gives its 5 back to the sketch
+  hh.add('a', 2); // the sketch's 5 + 2 beats b's 6: a is back, and its base must cover those 5
   const [row] = hh.top();
   assert.equal(row.key, 'a');
-  assert.ok(row.lowerBound === 1 && row.upperBound >= 6, JSON.stringify(row));
+  assert.ok(row.lowerBound === 2 && row.upperBound >= 7, JSON.stringify(row));
+  assert.equal(hh.sketch.estimate('b'), 11, "b's 6 went back to the sketch when a took its place");
 });
 
 test('a key below the threshold stays out of the table', () => {
@@ -141,7 +142,49 @@ test('addBytes counts a range of a buffer as the key made of those bytes', () =>
   assert.deepEqual(hh.top(), [
     { key: new Uint8Array(Buffer.from('/api')), count: 3, lowerBound: 3, upperBound: 3 },
   ]);
-  assert.equal(hh.sketch.estimate(Buffer.from('/api')), 3);
+  // Tracked from its first event: every event went to its exact count, none to the cells.
+  assert.equal(hh.sketch.estimate(Buffer.from('/api')), 0);
+  assert.equal(hh.total, 3);
+});
+
+test('the sketch bounds every event it was given: untracked keys whole, tracked ones with their exact count', () => {
+  // Events of a tracked key skip the sketch's cells; an evicted key gives its exact count back.
+  // So at every moment estimate >= true count for a key not in the table, and
+  // estimate + exact >= true count for one in it.
+  const secret = new Uint8Array(16).fill(4);
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 9 })), {
+        maxLength: 400,
+      }),
+      fc.boolean(),
+      (stream, conservative) => {
+        const hh = new HeavyHitters({
+          k: 2,
+          capacity: 4,
+          width: 8,
+          depth: 2,
+          secret,
+          conservative,
+        });
+        const truth = new Map<number, number>();
+        for (const [key, by] of stream) {
+          hh.add(key, by);
+          truth.set(key, (truth.get(key) ?? 0) + by);
+          const tracked = new Map(hh.top(4).map((row) => [row.key, row.lowerBound]));
+          for (const [k, count] of truth) {
+            const estimate = hh.sketch.estimate(k) + (tracked.get(k) ?? 0);
+            assert.ok(estimate >= count, `key ${k}: ${estimate} < ${count}`);
+          }
+        }
+        assert.equal(
+          hh.total,
+          stream.reduce((sum, [, by]) => sum + by, 0),
+        );
+      },
+    ),
+    { numRuns: 200 },
+  );
 });
 
 test('options are validated, naming the option', () => {
@@ -291,7 +334,8 @@ test('addMany equals add, key by key, for int batches and arrays of any keys, on
         const single = new HeavyHitters({ ...options, engine: 'js' });
         for (const keys of batches) {
           many.addMany(keys);
-          for (const key of Array.from(keys as ArrayLike<number | string | bigint>)) single.add(key);
+          for (const key of Array.from(keys as ArrayLike<number | string | bigint>))
+            single.add(key);
         }
         assert.deepEqual(many.top(8), single.top(8));
         assert.equal(many.total, single.total);
