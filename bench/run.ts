@@ -111,9 +111,13 @@ function results(options: BenchOptions, rows: Row[], seconds: number): string {
     table(rows),
     '',
     'Notes:',
-    '- "the floor" is a dozen inline lines in bench/increment.ts: the same KeyHasher and index ' +
-      'arithmetic as count-min.ts over a bare Int32Array (no saturation, total or checks); ' +
-      '"unkeyed" is that loop with a multiply-xorshift hash instead of HalfSipHash.',
+    '- "the sketch" runs on the WebAssembly engine (the default); "JS engine" is the same sketch ' +
+      'with `engine: "js"`, its reference. Every structure is made and warmed once and kept across ' +
+      'rounds (the Maps hold every key before the first round).',
+    '- "the floor" is the fastest plain JS for the same update, in bench/increment.ts: one ' +
+      "function with the HalfSipHash-1-3 rounds written inline and count-min.ts's index " +
+      'arithmetic over a bare Int32Array (no class, no call, no saturation, total or checks); ' +
+      '"unkeyed" is that loop with a multiply-xorshift hash instead.',
     '- bloom-filters hashes strings (two XXH64 per update, in emulated 64-bit arithmetic), so it ' +
       'is fed `String(key)` inside its loop; it runs on 1M events only.',
     '- Map<string, number> reuses the hash V8 caches inside each (pregenerated) string; the ' +

@@ -134,6 +134,13 @@ function defaultEngine(
   return 'wasm';
 }
 
+function noEngineMemory(): RangeError {
+  return new RangeError(
+    "engine 'wasm' could not get a WebAssembly.Memory: the process holds too many (each " +
+      "reserves about 10 GiB of address space); use engine: 'js', or let go of other sketches",
+  );
+}
+
 function batchLength(keys: Keys): number {
   if (keys instanceof Int32Array || keys instanceof Uint32Array || Array.isArray(keys)) {
     return keys.length;
@@ -230,26 +237,34 @@ export class CountMinSketch {
               this.fingerprint,
             )
           : SharedCounters.create(width, depth, conservative, this.fingerprint);
-      if (engine === 'wasm') {
-        const memory = sharedCounters.memory;
-        if (memory === undefined) {
-          throw new RangeError(
-            "engine 'wasm' needs handle.memory: this handle comes from a process without " +
-              "WebAssembly; attach it with engine: 'js'",
-          );
-        }
+      const memory = sharedCounters.memory;
+      if (engine === 'wasm' && memory === undefined && options.engine === 'wasm') {
+        throw attach === undefined
+          ? noEngineMemory()
+          : new RangeError(
+              "engine 'wasm' needs handle.memory: this handle's sketch was made without a " +
+                "WebAssembly.Memory; attach it with engine: 'js'",
+            );
+      }
+      if (engine === 'wasm' && memory !== undefined) {
         const word = sharedCounters.totalWord;
         wasm = Engine.shared(memory, k0, k1, width, depth, conservative, word);
       }
       counters = sharedCounters;
     } else if (engine === 'wasm') {
       const memory = engineMemory(LOCAL_LAYOUT.cells + 4 * width * depth, false);
-      counters = new LocalCounters(width * depth, memory.buffer);
-      wasm = Engine.local(memory, k0, k1, width, depth, conservative);
+      if (memory === undefined) {
+        // No memory left for the engine (see engineMemory): the JS engine, unless asked for.
+        if (options.engine === 'wasm') throw noEngineMemory();
+        counters = new LocalCounters(width * depth);
+      } else {
+        counters = new LocalCounters(width * depth, memory.buffer);
+        wasm = Engine.local(memory, k0, k1, width, depth, conservative);
+      }
     } else {
       counters = new LocalCounters(width * depth);
     }
-    this.engine = engine;
+    this.engine = wasm === null ? 'js' : 'wasm';
     this.wasm = wasm;
     this.counters = counters;
     this.hasher = wasm !== null && !shared ? wasm : new KeyHasher(k0, k1);

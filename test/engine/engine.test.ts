@@ -340,3 +340,36 @@ test('under --jitless there is no WebAssembly: sketches run on the JS engine and
   assert.equal(result.status, 0, result.stderr);
   assert.equal(result.stdout, `js 10 ${100 * 3 * 4 + 4160} RangeError\n`);
 });
+
+test('past the WebAssembly memories a process can hold, sketches run on the JS engine instead of failing', () => {
+  // V8 reserves ~10 GiB of address space per WebAssembly.Memory; about 13k fit on a 47-bit
+  // address space. Past that, a default sketch falls back to the JS engine, works the same,
+  // and one that asks for 'wasm' gets a RangeError that says why.
+  const url = new URL('../../src/index.js', import.meta.url).href;
+  const script = `
+    const { CountMinSketch } = await import(${JSON.stringify(url)});
+    const held = [];
+    while (held.length < 100_000) {
+      const sketch = new CountMinSketch({ width: 1, depth: 1 });
+      held.push(sketch);
+      if (sketch.engine === 'js') break;
+    }
+    const last = held[held.length - 1];
+    last.increment('a', 3);
+    const shared = new CountMinSketch({ width: 4, depth: 2, shared: true });
+    shared.increment('b', 2);
+    let refused = '';
+    try { new CountMinSketch({ engine: 'wasm' }); } catch (error) { refused = error.message; }
+    console.log(JSON.stringify({ count: held.length, engine: last.engine, a: last.estimate('a'),
+      shared: [shared.engine, shared.estimate('b'), CountMinSketch.attach(shared.handle).engine], refused }));`;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  assert.equal(result.status, 0, result.stderr);
+  const out = JSON.parse(result.stdout);
+  assert.ok(out.count > 1000 && out.count < 100_000, `fell back after ${out.count} sketches`);
+  assert.equal(out.engine, 'js');
+  assert.equal(out.a, 3);
+  assert.deepEqual(out.shared, ['js', 2, 'js']);
+  assert.match(out.refused, /could not get a WebAssembly.Memory/);
+});
