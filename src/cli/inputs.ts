@@ -27,7 +27,7 @@ export interface Input {
 }
 
 /** Read a megabyte at a time: fewer, larger chunks for the line splitter. */
-const CHUNK_BYTES = 1 << 20;
+export const CHUNK_BYTES = 1 << 20;
 
 /** The inputs named by `names` (standard input when empty), checked; InputError otherwise. */
 export function openInputs(names: string[]): Input[] {

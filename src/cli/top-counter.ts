@@ -1,11 +1,13 @@
 /**
  * The counting of `hotcount top`: lines (or one field of each) of byte streams into heavy
- * hitters, in one thread. `--threads` runs one per worker over a shared sketch (top-threads.ts).
+ * hitters, in one thread. `--threads` runs one per worker (top-threads.ts).
  */
+import type { ChunkHasher } from '../engine/chunk-hasher.js';
 import { HeavyHitters } from '../limits/heavy-hitters.js';
+import type { SketchHasher } from '../sketch/count-min.js';
 import { readError } from './errors.js';
 import { FIELD, FieldPicker, NO_FIELD } from './fields.js';
-import { type Input, readInput } from './inputs.js';
+import { CHUNK_BYTES, type Input, readInput } from './inputs.js';
 import { LineSplitter } from './line-splitter.js';
 import { addSkipped, type Skipped, type Summary } from './render.js';
 
@@ -24,12 +26,15 @@ export interface ProgressSink {
   advance(bytes: number): void;
 }
 
-/** The heavy hitters `top` counts into; `shared` for a sketch that workers attach to. */
-export function createHitters(options: CountOptions, shared: boolean): HeavyHitters {
+/**
+ * The heavy hitters `top` counts into. Threads each count into heavy hitters of their own made
+ * with one `secret`, whose tables (and sketches) the main thread then combines.
+ */
+export function createHitters(options: CountOptions, secret?: Uint8Array): HeavyHitters {
   return new HeavyHitters(
     options.epsilon === undefined
-      ? { k: options.k, shared }
-      : { k: options.k, epsilon: options.epsilon, shared },
+      ? { k: options.k, secret }
+      : { k: options.k, epsilon: options.epsilon, secret },
   );
 }
 
@@ -45,19 +50,31 @@ export class TopCounter {
   /** Lines skipped by counters in other threads, added in by the caller. */
   readonly skippedElsewhere: Skipped = { emptyLines: 0, noField: 0, noDelimiter: 0 };
 
-  /** `hitters`: where to count (a part of shared heavy hitters); default, new local ones. */
-  constructor(options: CountOptions, hitters: HeavyHitters = createHitters(options, false)) {
+  /**
+   * Hashes each key where it lies in the chunk (copied into the engine once per chunk), or
+   * the sketch's own hasher where the engine cannot run.
+   */
+  private readonly chunks: ChunkHasher | undefined;
+
+  /** `hitters`: where to count; default, new ones. */
+  constructor(options: CountOptions, hitters: HeavyHitters = createHitters(options)) {
     this.hitters = hitters;
+    // The largest chunk the inputs are read in; a larger one (from a pipe, never) is hashed in JS.
+    this.chunks = hitters.sketch.chunkHasher(CHUNK_BYTES);
+    const hasher: Pick<SketchHasher, 'h1' | 'h2' | 'hashBytes'> =
+      this.chunks ?? hitters.sketch.hasher;
+    const count = (bytes: Uint8Array, start: number, end: number) => {
+      hasher.hashBytes(bytes, start, end);
+      hitters.addHashedBytes(bytes, start, end, hasher.h1, hasher.h2, 1);
+    };
     if (options.field === undefined) {
-      this.splitter = new LineSplitter((bytes, start, end) =>
-        hitters.addBytes(bytes, start, end, 1),
-      );
+      this.splitter = new LineSplitter(count);
     } else {
       const picker = new FieldPicker(options.field, options.delimiter, options.onlyDelimited);
       this.splitter = new LineSplitter((bytes, start, end) => {
         const found = picker.pick(bytes, start, end);
         if (found === FIELD && picker.end > picker.start) {
-          hitters.addBytes(bytes, picker.start, picker.end, 1);
+          count(bytes, picker.start, picker.end);
         } else if (found === FIELD || found === NO_FIELD) {
           this.noField++;
         } else {
@@ -76,6 +93,7 @@ export class TopCounter {
     try {
       for await (const chunk of source) {
         const started = performance.now();
+        this.chunks?.load(chunk);
         this.splitter.push(chunk);
         this.busySeconds += (performance.now() - started) / 1000;
         progress?.advance(chunk.length);

@@ -1,17 +1,19 @@
 /**
  * One worker thread of `hotcount top --threads N`: takes pieces of the files in turn (with the
- * other workers) and counts them into its part of the shared heavy hitters, then posts the
- * part's table (see top-threads.ts).
+ * other workers) and counts them into heavy hitters of its own, then posts their table, which
+ * brings their sketch (see top-threads.ts).
  */
 import { createReadStream } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { HeavyHitters, type HeavyHittersHandle, type HeavyHittersTable } from '../index.js';
+import type { HeavyHittersTable } from '../index.js';
+import { CHUNK_BYTES } from './inputs.js';
 import type { Skipped } from './render.js';
 import type { Segment } from './split.js';
-import { type CountOptions, TopCounter } from './top-counter.js';
+import { type CountOptions, createHitters, TopCounter } from './top-counter.js';
 
 export interface TopWorkerData extends CountOptions {
-  handle: HeavyHittersHandle;
+  /** The secret of every thread's heavy hitters, so that their tables and sketches combine. */
+  secret: Uint8Array;
   /** Every piece, each a list of segments; workers take them in turn. */
   pieces: Segment[][];
   /** Word 0: the next piece to take, shared by the workers. */
@@ -30,7 +32,7 @@ function post(message: TopWorkerMessage): void {
 }
 
 async function run(data: TopWorkerData): Promise<void> {
-  const counter = new TopCounter(data, HeavyHitters.attach(data.handle));
+  const counter = new TopCounter(data, createHitters(data, data.secret));
   const progress = data.progress
     ? { advance: (bytes: number) => post({ kind: 'progress', bytes }) }
     : undefined;
@@ -39,7 +41,7 @@ async function run(data: TopWorkerData): Promise<void> {
     if (piece >= data.pieces.length) break;
     for (const { file, start, end } of data.pieces[piece]) {
       // One stream per segment: its last line (cut at a line start) does not join the next.
-      const source = createReadStream(file, { start, end: end - 1, highWaterMark: 1 << 20 });
+      const source = createReadStream(file, { start, end: end - 1, highWaterMark: CHUNK_BYTES });
       try {
         await counter.count(file, source, progress);
       } catch (error) {

@@ -102,6 +102,22 @@ export function localEngineBytes(counters: number): number {
 }
 
 /**
+ * A bare instance of the local module over `memory`, keyed with k0, k1, for hashing only
+ * (chunk-hasher.ts): its exports `hashNumber` and `hashBytes` leave h1, h2 in bytes 0-7.
+ */
+export function localEngine(
+  memory: WebAssembly.Memory,
+  k0: number,
+  k1: number,
+): Pick<Exports, 'hashBytes' | 'hashNumber'> {
+  localModule ??= compile(LOCAL_ENGINE, LOCAL_LAYOUT);
+  const exports = new WebAssembly.Instance(localModule, { hotcount: { memory } })
+    .exports as unknown as Exports;
+  exports.init(k0 | 0, k1 | 0, 1, 1);
+  return exports;
+}
+
+/**
  * One sketch's engine: its instance, over the memory that holds the sketch's counters. The
  * caller (CountMinSketch) validates amounts; keys are validated here, with the reference's
  * errors. Also a hasher with KeyHasher's interface (results in `h1`, `h2`), for HeavyHitters.

@@ -89,8 +89,13 @@ export interface HeavyHittersHandle {
 
 /** One part's exact table, from `table()`, for `combine`; structured-cloneable. */
 export interface HeavyHittersTable {
-  /** The shared sketch the part counted into. */
+  /** The shared sketch the part counted into ('' for a part with a sketch of its own). */
   sketchId: string;
+  /**
+   * The bytes (`toBytes`) of the part's own sketch, when it has one (not shared): `combine`
+   * merges it into the combining part's sketch, which then holds what both sketches held.
+   */
+  sketch?: Uint8Array;
   /** The part it comes from: combining one part twice would count its events twice. */
   part: string;
   /** The amounts the part counted, all keys together; a part that counted nothing is no part. */
@@ -208,17 +213,22 @@ export class HeavyHitters {
     };
   }
 
-  /** This part's exact table (not the tables combined into it), to `combine` elsewhere. */
+  /**
+   * This part's exact table (not the tables combined into it), to `combine` elsewhere: a part
+   * of a shared sketch names it; a part with a sketch of its own brings the sketch's bytes.
+   */
   table(): HeavyHittersTable {
-    const sketchId = this.sketchId();
+    const counters = this.sketch.counters;
     this.sync();
     const table = this.exactTable;
     const entries: HeavyHittersTable['entries'] = [];
     for (let i = 0; i < table.size; i++) {
       entries.push({ key: table.key(i), base: table.base(i), exact: table.exact(i) });
     }
+    const own = counters instanceof SharedCounters ? {} : { sketch: this.sketch.toBytes() };
     return {
-      sketchId,
+      sketchId: counters instanceof SharedCounters ? counters.id : '',
+      ...own,
       part: this.part,
       counted: this.counted,
       complete: this.complete(),
@@ -228,19 +238,23 @@ export class HeavyHitters {
   }
 
   /**
-   * Adds another part's table (from `table()` in a thread attached to the same shared sketch),
-   * so that `top()` reports the keys of all parts. RangeError for a table of another sketch or
-   * of a part already counted here (this one included); TypeError for one that is malformed.
+   * Adds another part's table (from `table()` in a thread attached to the same shared sketch,
+   * or of heavy hitters with a sketch of their own, made with the same secret and shape, whose
+   * sketch is then merged into this one), so that `top()` reports the keys of all parts.
+   * RangeError for a table of another sketch or of a part already counted here (this one
+   * included); TypeError for one that is malformed.
    */
   combine(table: HeavyHittersTable): this {
     if (table === null || typeof table !== 'object' || !Array.isArray(table.entries)) {
       throw typeError('table', "a HeavyHitters part's table()", table);
     }
-    if (table.sketchId !== this.sketchId()) {
+    // A part with a sketch of its own brings its sketch; a part of a shared sketch, its id.
+    const ownSketch = table.sketch !== undefined ? this.partSketch(table.sketch) : undefined;
+    if (ownSketch === undefined && table.sketchId !== this.sketchId()) {
       throw new RangeError('table comes from a part of another sketch');
     }
     this.sync();
-    if (table.clears !== this.clearsSeen) {
+    if (ownSketch === undefined && table.clears !== this.clearsSeen) {
       throw new RangeError(
         'table was taken before the sketch was cleared: its counts are no longer in the sketch',
       );
@@ -264,9 +278,28 @@ export class HeavyHitters {
     if (typeof table.complete !== 'boolean') {
       throw typeError('table.complete', 'a boolean', table.complete);
     }
-    const { sketchId, part, complete, clears } = table;
-    this.combined.push({ sketchId, part, counted, complete, clears, entries });
+    const { sketchId, part, complete } = table;
+    // Last, once everything is validated: nothing changes for a table that is refused.
+    if (ownSketch !== undefined) this.sketch.merge(ownSketch);
+    this.combined.push({ sketchId, part, counted, complete, clears: this.clearsSeen, entries });
     return this;
+  }
+
+  /**
+   * The sketch of a part that counted into one of its own, read from its bytes (checked
+   * against this sketch's secret; merge checks dimensions and rule).
+   */
+  private partSketch(bytes: unknown): CountMinSketch {
+    if (!(bytes instanceof Uint8Array)) throw typeError('table.sketch', 'a Uint8Array', bytes);
+    const sketch = CountMinSketch.fromBytes(bytes, { secret: this.sketch.secret, engine: 'js' });
+    if (
+      sketch.width !== this.sketch.width ||
+      sketch.depth !== this.sketch.depth ||
+      sketch.conservative !== this.sketch.conservative
+    ) {
+      throw new RangeError('table.sketch has other dimensions or another rule than this sketch');
+    }
+    return sketch;
   }
 
   /**
@@ -357,12 +390,26 @@ export class HeavyHitters {
    * @internal
    */
   addBytes(bytes: Uint8Array, start: number, end: number, by: number): void {
+    const hasher = this.sketch.hasher;
+    hasher.hashBytes(bytes, start, end);
+    this.addHashedBytes(bytes, start, end, hasher.h1, hasher.h2, by);
+  }
+
+  /**
+   * `addBytes` of a key already hashed to (h1, h2) by a hasher keyed as this sketch (the CLI's
+   * chunk hasher). `by` is not validated. @internal
+   */
+  addHashedBytes(
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    h1: number,
+    h2: number,
+    by: number,
+  ): void {
     this.sync();
     this.counted += by;
     const sketch = this.sketch;
-    const hasher = sketch.hasher;
-    hasher.hashBytes(bytes, start, end);
-    const h1 = hasher.h1;
     const id = entryId(h1);
     const table = this.exactTable;
     const slot = table.findBytes(id, bytes, start, end);
@@ -371,7 +418,6 @@ export class HeavyHitters {
       sketch.countTotal(by);
       return;
     }
-    const h2 = hasher.h2;
     const estimate = this.estimateAfter(h1, h2, by);
     if (this.admits(estimate)) {
       const base = this.baseAtEntry(estimate, by);

@@ -30,6 +30,7 @@
  * counters live in a SharedArrayBuffer (see `shared-counters.ts`): `handle` sends them to a
  * worker_thread, where `CountMinSketch.attach(handle)` is the same sketch over the same memory.
  */
+import { ChunkHasher } from '../engine/chunk-hasher.js';
 import { BATCH_KEYS, Engine, SHARED_CONSERVATIVE_DEPTH } from '../engine/engine.js';
 import { engineAvailable, engineMemory } from '../engine/memory.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
@@ -366,6 +367,16 @@ export class CountMinSketch {
     const wasm = this.wasm;
     if (wasm !== null) return wasm.incrementHash(h1, h2, by);
     return this.conservative ? this.raiseHash(h1, h2, by) : this.addHash(h1, h2, by);
+  }
+
+  /**
+   * @internal A hasher for byte keys in chunks of up to `capacity` bytes, keyed as this
+   * sketch (see chunk-hasher.ts); undefined where the engine cannot run.
+   */
+  chunkHasher(capacity: number): ChunkHasher | undefined {
+    if (!engineAvailable()) return undefined;
+    const [k0, k1] = hashKeyWords(this.secretBytes);
+    return ChunkHasher.create(k0, k1, capacity);
   }
 
   /** @internal Adds `by` to the total only: HeavyHitters counts a tracked key's event there. */

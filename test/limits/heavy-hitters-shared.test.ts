@@ -205,7 +205,6 @@ test('combine refuses tables it cannot add without error', () => {
       (e: unknown) => e instanceof type && message.test((e as Error).message),
     );
   }
-  assert.throws(() => new HeavyHitters({ k: 2 }).table(), /shared: true/);
   assert.throws(() => new HeavyHitters({ k: 2 }).handle, TypeError);
   assert.throws(() => HeavyHitters.attach(null as never), TypeError);
 });
@@ -226,4 +225,65 @@ test('a part lists its byte keys, of any length, in table() as copies that combi
     rows.map((row) => [row.key, row.lowerBound, row.upperBound]),
     Array.from({ length: 20 }, (_, i) => 19 - i).map((n) => [keyOf(n), n + 101, n + 101]),
   );
+});
+
+test('heavy hitters with sketches of their own combine: their sketches merge, and every bound holds over the whole stream', () => {
+  const secret = new Uint8Array(16).fill(21);
+  const stream = fc.array(
+    fc.tuple(
+      fc.integer({ min: 0, max: 2 }),
+      fc.integer({ min: 0, max: 40 }),
+      fc.integer({ min: 1, max: 5 }),
+    ),
+    { maxLength: 600 },
+  );
+  fc.assert(
+    fc.property(stream, fc.boolean(), (events, conservative) => {
+      const options = { k: 3, capacity: 5, width: 16, depth: 2, secret, conservative };
+      const parts = [0, 1, 2].map(() => new HeavyHitters(options));
+      const truth = new Map<number, number>();
+      for (const [part, key, by] of events) {
+        parts[part].add(key, by);
+        truth.set(key, (truth.get(key) ?? 0) + by);
+      }
+      const [main, ...others] = parts;
+      for (const other of others) main.combine(other.table());
+      assert.equal(
+        main.total,
+        events.reduce((sum, [, , by]) => sum + by, 0),
+      );
+      for (const row of main.top(15)) {
+        const count = truth.get(row.key as number) ?? 0;
+        assert.ok(
+          row.lowerBound <= count && count <= row.upperBound,
+          `key ${row.key}: ${count} outside [${row.lowerBound}, ${row.upperBound}]`,
+        );
+      }
+      // The merged sketch holds every event no table counted exactly.
+      const exact = new Map<number, number>();
+      for (const part of parts)
+        for (const { key, exact: n } of part.table().entries)
+          exact.set(key as number, (exact.get(key as number) ?? 0) + n);
+      for (const [key, count] of truth)
+        assert.ok(main.sketch.estimate(key) + (exact.get(key) ?? 0) >= count);
+    }),
+    { numRuns: 200 },
+  );
+  const main = new HeavyHitters({ k: 2, secret });
+  main.add('x', 3);
+  const before = main.top();
+  for (const [other, message] of [
+    [new HeavyHitters({ k: 2 }), /secret/],
+    [new HeavyHitters({ k: 2, secret, width: 8 }), /dimensions/],
+    [new HeavyHitters({ k: 2, secret, conservative: false }), /rule/],
+  ] as const) {
+    other.add('x', 5);
+    assert.throws(() => main.combine(other.table()), message);
+  }
+  assert.throws(
+    () => main.combine({ ...main.table(), part: 'p', sketch: 'no' as never }),
+    TypeError,
+  );
+  assert.deepEqual(main.top(), before, 'a refused table changes nothing');
+  assert.equal(main.total, 3);
 });
