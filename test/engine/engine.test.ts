@@ -21,6 +21,12 @@ const anyKey = fc.oneof(
   fc.uint8Array({ maxLength: 40 }),
   // Longer than the engine's scratch area: hashed by the JS reference, counted by the engine.
   fc.constantFrom('é'.repeat(8161), new Uint8Array(16_321).fill(7), 'x'.repeat(8160)),
+  // Longer than the engine copies by a loop; with lone surrogates, which must stay raw.
+  fc.string({
+    unit: fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)),
+    minLength: 18,
+    maxLength: 60,
+  }),
 );
 
 /** Amounts up to 2^31 - 1, often near the limits, so that cells saturate in a short stream. */
