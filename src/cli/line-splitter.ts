@@ -36,14 +36,24 @@ export class LineSplitter {
       this.carried = 0;
       lineStart = newline + 1;
     }
+    lineStart = this.scan(chunk, lineStart);
+    if (lineStart < n) this.keep(chunk, lineStart, n);
+  }
+
+  /**
+   * Hands over every complete line of `chunk` from `from` on; returns where the incomplete
+   * last line starts (or the chunk's length). HashedLineSplitter finds them in the engine.
+   */
+  protected scan(chunk: Uint8Array, from: number): number {
+    let lineStart = from;
     // A JS loop beats indexOf here: lines are short and a native call per line costs more.
-    for (let i = lineStart; i < n; i++) {
+    for (let i = from; i < chunk.length; i++) {
       if (chunk[i] === 10) {
         this.emit(chunk, lineStart, i);
         lineStart = i + 1;
       }
     }
-    if (lineStart < n) this.keep(chunk, lineStart, n);
+    return lineStart;
   }
 
   /** The input ended: a last line without a newline still counts. */
@@ -52,7 +62,7 @@ export class LineSplitter {
     this.carried = 0;
   }
 
-  private emit(bytes: Uint8Array, start: number, end: number): void {
+  protected emit(bytes: Uint8Array, start: number, end: number): void {
     if (end > start && bytes[end - 1] === 13) end--;
     if (end > start) {
       this.lines++;

@@ -7,6 +7,7 @@ import { HeavyHitters } from '../limits/heavy-hitters.js';
 import type { SketchHasher } from '../sketch/count-min.js';
 import { readError } from './errors.js';
 import { FIELD, FieldPicker, NO_FIELD } from './fields.js';
+import { HashedLineSplitter } from './hashed-line-splitter.js';
 import { CHUNK_BYTES, type Input, readInput } from './inputs.js';
 import { LineSplitter } from './line-splitter.js';
 import { addSkipped, type Skipped, type Summary } from './render.js';
@@ -68,7 +69,12 @@ export class TopCounter {
       hitters.addHashedBytes(bytes, start, end, hasher.h1, hasher.h2, 1);
     };
     if (options.field === undefined) {
-      this.splitter = new LineSplitter(count);
+      this.splitter =
+        this.chunks === undefined
+          ? new LineSplitter(count)
+          : new HashedLineSplitter(this.chunks, (bytes, start, end, h1, h2) =>
+              hitters.addHashedBytes(bytes, start, end, h1, h2, 1),
+            );
     } else {
       const picker = new FieldPicker(options.field, options.delimiter, options.onlyDelimited);
       this.splitter = new LineSplitter((bytes, start, end) => {

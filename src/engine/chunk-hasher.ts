@@ -10,7 +10,8 @@
  * reference, which gives the same.
  */
 import { KeyHasher, TAG_BYTES } from '../hash/key-hasher.js';
-import { localEngine } from './engine.js';
+import { LOCAL_LAYOUT } from '../sketch/counters.js';
+import { type LocalExports, localEngine } from './engine.js';
 import { engineMemory, PAGE_BYTES } from './memory.js';
 
 /**
@@ -18,6 +19,15 @@ import { engineMemory, PAGE_BYTES } from './memory.js';
  * (bytes 0-7 receive each hash).
  */
 const CHUNK_AT = PAGE_BYTES;
+/** Readable bytes after the chunk: the engine reads sixteen at a time. */
+const PADDING = 16;
+/** Lines per hashLines call. */
+const RECORDS = 4096;
+
+/** Where the records start: after the chunk and its padding, on a 16-byte boundary. */
+function recordsAt(capacity: number): number {
+  return (CHUNK_AT + capacity + PADDING + 15) & ~15;
+}
 
 export class ChunkHasher {
   h1 = 0;
@@ -27,6 +37,12 @@ export class ChunkHasher {
   private readonly bytes: Uint8Array;
   private readonly words: Int32Array;
   private readonly hashBytesAt: (ptr: number, length: number, tag: number) => void;
+  private readonly hashLinesAt: LocalExports['hashLines'];
+  /**
+   * What `hashLines` found, four words per line: its start and end in the chunk, h1, h2.
+   * A view of the engine's memory.
+   */
+  readonly records: Int32Array;
   private readonly reference: KeyHasher;
   /** The chunk now in the memory, or undefined. */
   private loaded: Uint8Array | undefined;
@@ -34,15 +50,17 @@ export class ChunkHasher {
   private constructor(memory: WebAssembly.Memory, k0: number, k1: number, capacity: number) {
     const exports = localEngine(memory, k0, k1);
     this.hashBytesAt = exports.hashBytes;
+    this.hashLinesAt = exports.hashLines;
+    this.records = new Int32Array(memory.buffer, recordsAt(capacity), 4 * RECORDS);
     this.bytes = new Uint8Array(memory.buffer);
-    this.words = new Int32Array(memory.buffer, 0, 2);
+    this.words = new Int32Array(memory.buffer, 0, LOCAL_LAYOUT.scratch >> 2);
     this.capacity = capacity;
     this.reference = new KeyHasher(k0, k1);
   }
 
   /** A hasher for chunks of up to `capacity` bytes, or undefined without an engine memory. */
   static create(k0: number, k1: number, capacity: number): ChunkHasher | undefined {
-    const memory = engineMemory(CHUNK_AT + capacity, false);
+    const memory = engineMemory(recordsAt(capacity) + 16 * RECORDS, false);
     return memory === undefined ? undefined : new ChunkHasher(memory, k0, k1, capacity);
   }
 
@@ -54,6 +72,29 @@ export class ChunkHasher {
     }
     this.bytes.set(chunk, CHUNK_AT);
     this.loaded = chunk;
+  }
+
+  /** Whether `chunk` is the one in the engine's memory. */
+  holds(chunk: Uint8Array): boolean {
+    return chunk === this.loaded;
+  }
+
+  /**
+   * Finds and hashes the lines of the loaded chunk's bytes [start, start + length) (see
+   * hashLines in tools/build-engine.mjs): up to `records.length / 4` of them into `records`;
+   * returns how many. `consumed` then says where the first line not handed over starts,
+   * `emptyLines` how many empty lines were skipped.
+   */
+  hashLines(start: number, length: number): number {
+    return this.hashLinesAt(CHUNK_AT + start, length, CHUNK_AT, this.records.byteOffset, RECORDS);
+  }
+
+  get consumed(): number {
+    return this.words[LOCAL_LAYOUT.consumed >> 2];
+  }
+
+  get emptyLines(): number {
+    return this.words[LOCAL_LAYOUT.emptyLines >> 2];
   }
 
   /** Hashes `bytes[start..end)` as a byte key into h1, h2. */

@@ -71,6 +71,7 @@ interface Exports {
   estimateMany: UpdateMany;
   hashNumber(key: number): void;
   hashBytes(ptr: number, length: number, tag: number): void;
+  hashLines(chunk: number, size: number, base: number, out: number, max: number): number;
   [layout: `layout_${string}`]: WebAssembly.Global;
   conservativeDepth: WebAssembly.Global;
 }
@@ -104,15 +105,15 @@ export function localEngineBytes(counters: number): number {
   return LOCAL_LAYOUT.cells + 4 * counters;
 }
 
+/** What a bare local instance offers for hashing (chunk-hasher.ts). */
+export type LocalExports = Pick<Exports, 'hashBytes' | 'hashNumber' | 'hashLines'>;
+
 /**
  * A bare instance of the local module over `memory`, keyed with k0, k1, for hashing only
- * (chunk-hasher.ts): its exports `hashNumber` and `hashBytes` leave h1, h2 in bytes 0-7.
+ * (chunk-hasher.ts): `hashNumber` and `hashBytes` leave h1, h2 in bytes 0-7; `hashLines` finds
+ * and hashes the lines of a chunk.
  */
-export function localEngine(
-  memory: WebAssembly.Memory,
-  k0: number,
-  k1: number,
-): Pick<Exports, 'hashBytes' | 'hashNumber'> {
+export function localEngine(memory: WebAssembly.Memory, k0: number, k1: number): LocalExports {
   localModule ??= compile(LOCAL_ENGINE, LOCAL_LAYOUT);
   const exports = new WebAssembly.Instance(localModule, { hotcount: { memory } })
     .exports as unknown as Exports;

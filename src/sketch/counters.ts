@@ -64,13 +64,16 @@ export interface Counters {
 /**
  * Where a local sketch keeps its state in the WebAssembly engine's memory (byte offsets; see
  * tools/build-engine.mjs, which lays the module out the same way and is checked against this):
- * the last hash (0-7), the saturated flag (8), the volume (12), the total as an f64 (16), the
- * engine's scratch area for keys and batches (from `scratch`), the cells (from `cells`).
+ * the last hash (0-7), the saturated flag (8), the volume (12), the total as an f64 (16), what
+ * the engine's line hashing reports (24, 28: see chunk-hasher.ts), the engine's scratch area
+ * for keys and batches (from `scratch`), the cells (from `cells`).
  */
 export const LOCAL_LAYOUT = {
   saturated: 8,
   volume: 12,
   total: 16,
+  consumed: 24,
+  emptyLines: 28,
   scratch: 64,
   batch: 8192,
   cells: 16384,

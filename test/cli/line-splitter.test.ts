@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { FIELD, FieldPicker, NO_DELIMITER } from '../../src/cli/fields.js';
+import { HashedLineSplitter } from '../../src/cli/hashed-line-splitter.js';
 import { LineSplitter } from '../../src/cli/line-splitter.js';
+import { ChunkHasher } from '../../src/engine/chunk-hasher.js';
+import { KeyHasher } from '../../src/hash/key-hasher.js';
+import { hashKeyWords } from '../../src/hash/secret.js';
 
 function splitAll(input: Uint8Array, cuts: number[]): string[] {
   const lines: string[] = [];
@@ -75,4 +79,62 @@ test('fields split on blanks like awk, or on a delimiter like cut -d D -f N (and
       },
     ),
   );
+});
+
+test("lines found and hashed by the engine are the JS splitter's lines, with the reference hash", () => {
+  const secret = new Uint8Array(16).fill(5);
+  const [k0, k1] = hashKeyWords(secret);
+  const reference = new KeyHasher(k0, k1);
+  const byteArb = fc.oneof(fc.constantFrom(10, 13, 10, 97), fc.integer({ min: 0, max: 255 }));
+  fc.assert(
+    fc.property(
+      fc.array(byteArb, { maxLength: 300 }).map((a) => Uint8Array.from(a)),
+      fc.array(fc.nat(), { maxLength: 6 }),
+      fc.oneof(fc.constant(1024), fc.integer({ min: 1, max: 64 })),
+      (input, cuts, capacity) => {
+        // Chunks within the capacity go through the engine; a small capacity sends some the
+        // JS way, so that lines cross from one path to the other.
+        const hasher = ChunkHasher.create(k0, k1, capacity) as ChunkHasher;
+        const seen: string[] = [];
+        const splitter = new HashedLineSplitter(hasher, (bytes, start, end, h1, h2) => {
+          reference.hashBytes(bytes, start, end);
+          assert.deepEqual([h1, h2], [reference.h1, reference.h2]);
+          seen.push(Buffer.from(bytes.subarray(start, end)).toString('latin1'));
+        });
+        const push = (chunk: Uint8Array) => {
+          hasher.load(chunk);
+          splitter.push(chunk);
+        };
+        let at = 0;
+        for (const cut of [...cuts.map((c) => c % (input.length + 1))].sort((a, b) => a - b)) {
+          push(input.subarray(at, cut));
+          at = cut;
+        }
+        push(input.subarray(at));
+        splitter.end();
+        const plain = new LineSplitter(() => {});
+        plain.push(input);
+        plain.end();
+        assert.deepEqual(seen, splitAll(input, []));
+        assert.deepEqual([splitter.lines, splitter.skipped], [plain.lines, plain.skipped]);
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
+test('the engine hands over lines in rounds when a chunk holds more than a round of records', () => {
+  const secret = new Uint8Array(16).fill(6);
+  const [k0, k1] = hashKeyWords(secret);
+  const hasher = ChunkHasher.create(k0, k1, 1 << 20) as ChunkHasher;
+  const input = Buffer.from(
+    Array.from({ length: 10_000 }, (_, i) => (i % 3 ? `l${i % 7}` : '')).join('\n'),
+  );
+  let lines = 0;
+  const splitter = new HashedLineSplitter(hasher, () => lines++);
+  hasher.load(input);
+  splitter.push(input);
+  splitter.end();
+  assert.equal(lines, 6666);
+  assert.deepEqual([splitter.lines, splitter.skipped], [6666, 3333]);
 });
