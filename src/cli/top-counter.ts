@@ -2,6 +2,7 @@
  * The counting of `hotcount top`: lines (or one field of each) of byte streams into heavy
  * hitters, in one thread. `--threads` runs one per worker (top-threads.ts).
  */
+import { createReadStream } from 'node:fs';
 import type { ChunkHasher } from '../engine/chunk-hasher.js';
 import { HeavyHitters } from '../limits/heavy-hitters.js';
 import type { SketchHasher } from '../sketch/count-min.js';
@@ -11,6 +12,7 @@ import { HashedLineSplitter } from './hashed-line-splitter.js';
 import { CHUNK_BYTES, type Input, readInput } from './inputs.js';
 import { LineSplitter } from './line-splitter.js';
 import { addSkipped, type Skipped, type Summary } from './render.js';
+import type { Segment } from './split.js';
 
 /** What counting needs of the options (all structured-cloneable, for workers). */
 export interface CountOptions {
@@ -107,6 +109,22 @@ export class TopCounter {
       this.splitter.end();
     } catch (error) {
       throw readError(name, error);
+    }
+  }
+
+  /**
+   * Takes pieces of files (lists of segments) in turn with the other threads, through the
+   * shared counter `next`, and counts each until none is left (top-threads.ts).
+   */
+  async countPieces(pieces: Segment[][], next: Int32Array, progress?: ProgressSink): Promise<void> {
+    for (;;) {
+      const piece = Atomics.add(next, 0, 1);
+      if (piece >= pieces.length) return;
+      for (const { file, start, end } of pieces[piece]) {
+        // One stream per segment: its last line (cut at a line start) does not join the next.
+        const source = createReadStream(file, { start, end: end - 1, highWaterMark: CHUNK_BYTES });
+        await this.count(file, source, progress);
+      }
     }
   }
 

@@ -1,7 +1,8 @@
 /**
  * `hotcount top --threads N FILE...`: the files split into line-aligned pieces of bytes
- * (split.ts), PIECES_PER_THREAD per thread, which N worker threads take one at a time from a
- * shared counter, each counting into heavy hitters of its own (a sketch and an exact table),
+ * (split.ts), PIECES_PER_THREAD per thread, which N threads (this one and N - 1 workers) take
+ * one at a time from a shared counter, each counting into heavy hitters of its own (a sketch and
+ * an exact table),
  * all made with one secret. Each line is read by one worker, so the tables count different
  * events; the main thread combines them (HeavyHitters.combine, which merges each worker's
  * sketch into its own) and reports as the one-thread run does.
@@ -18,8 +19,7 @@
  * so with equal runs the faster one waits for the slower.
  *
  * Inputs that cannot be split (pipes, devices, standard input, /proc files: see inputs.ts) are
- * read whole by the main thread meanwhile, into its own heavy hitters, which then count as one
- * more part.
+ * read whole by the main thread first, into its own heavy hitters, before it takes pieces.
  */
 import { Worker } from 'node:worker_threads';
 import { randomSecret } from '../hash/secret.js';
@@ -33,7 +33,7 @@ import type { TopWorkerData, TopWorkerMessage } from './top-worker.js';
 const WORKER = new URL('./top-worker.js', import.meta.url);
 const PIECES_PER_THREAD = 8;
 
-/** Counts `inputs` with up to `threads` workers; the counter holds the result. */
+/** Counts `inputs` in up to `threads` threads (this one included); the counter holds the result. */
 export async function countInThreads(
   options: CountOptions,
   inputs: Input[],
@@ -53,7 +53,9 @@ export async function countInThreads(
   // The next piece to take: each worker takes one with Atomics.add until none is left.
   const next = new Int32Array(new SharedArrayBuffer(4));
   const workers: Worker[] = [];
-  const inWorkers = pieces.slice(0, threads).map(() => {
+  // The main thread counts pieces too, so threads - 1 workers: it is there already, and a
+  // worker takes tens of milliseconds to start.
+  const inWorkers = pieces.slice(1, threads).map(() => {
     const data: TopWorkerData = {
       k: options.k,
       field: options.field,
@@ -87,7 +89,9 @@ export async function countInThreads(
       });
     });
   });
-  const inMain = counter.countInputs(streams, progress);
+  const inMain = counter
+    .countInputs(streams, progress)
+    .then(() => counter.countPieces(pieces, next, progress));
   try {
     await Promise.all([...inWorkers, inMain]);
   } finally {

@@ -3,10 +3,8 @@
  * other workers) and counts them into heavy hitters of its own, then posts their table, which
  * brings their sketch (see top-threads.ts).
  */
-import { createReadStream } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { HeavyHittersTable } from '../index.js';
-import { CHUNK_BYTES } from './inputs.js';
 import type { Skipped } from './render.js';
 import type { Segment } from './split.js';
 import { type CountOptions, createHitters, TopCounter } from './top-counter.js';
@@ -36,20 +34,12 @@ async function run(data: TopWorkerData): Promise<void> {
   const progress = data.progress
     ? { advance: (bytes: number) => post({ kind: 'progress', bytes }) }
     : undefined;
-  for (;;) {
-    const piece = Atomics.add(data.next, 0, 1);
-    if (piece >= data.pieces.length) break;
-    for (const { file, start, end } of data.pieces[piece]) {
-      // One stream per segment: its last line (cut at a line start) does not join the next.
-      const source = createReadStream(file, { start, end: end - 1, highWaterMark: CHUNK_BYTES });
-      try {
-        await counter.count(file, source, progress);
-      } catch (error) {
-        // Already "cannot read 'file': why", as one thread would say it.
-        post({ kind: 'error', message: (error as Error).message });
-        return;
-      }
-    }
+  try {
+    await counter.countPieces(data.pieces, data.next, progress);
+  } catch (error) {
+    // Already "cannot read 'file': why", as one thread would say it.
+    post({ kind: 'error', message: (error as Error).message });
+    return;
   }
   post({ kind: 'done', table: counter.hitters.table(), skipped: counter.skipped });
 }
