@@ -332,6 +332,28 @@ function inOrderCompetitors(keys: Int32Array): Competitor[] {
   ];
 }
 
+/**
+ * incrementMany over keys already in an Int32Array, 1024 at a time (subarrays, no gathering):
+ * a stream whose keys arrive in batches. The same events as the others, laid out beforehand.
+ */
+function batchInPlaceCompetitor(name: string, keys: Int32Array, events: Int32Array) {
+  const sketch = new CountMinSketch();
+  const laidOut = Int32Array.from(events, (event) => keys[event]);
+  const out = new Int32Array(1024);
+  return {
+    name,
+    run: (count: number): number =>
+      timed(() => {
+        let sum = 0;
+        for (let start = 0; start < count; start += 1024) {
+          const end = Math.min(count, start + 1024);
+          sum = (sum + sketch.incrementMany(laidOut.subarray(start, end), 1, out)[0]) | 0;
+        }
+        return sum;
+      }),
+  } satisfies Competitor;
+}
+
 function batchCompetitor(name: string, keys: Int32Array, events: Int32Array) {
   const sketch = new CountMinSketch();
   const batch = new Int32Array(1024);
@@ -510,6 +532,7 @@ export async function incrementSuite(options: BenchOptions): Promise<Row[]> {
         events,
       ),
       batchCompetitor('incrementMany', keys, events),
+      batchInPlaceCompetitor('incrementMany, keys in place', keys, events),
       floorKeyedCompetitor('floor', keys, events),
       floorUnkeyedCompetitor('unkeyed floor', keys, events),
       gatherIntsCompetitor('reading the keys', keys, events),
@@ -522,13 +545,14 @@ export async function incrementSuite(options: BenchOptions): Promise<Row[]> {
   const jsEngine = roundsOf(ints, 'sketch, js engine');
   const conservative = roundsOf(ints, 'conservative');
   const batches = roundsOf(ints, 'incrementMany');
+  const inPlace = roundsOf(ints, 'incrementMany, keys in place');
   const floor = roundsOf(ints, 'floor');
   const unkeyed = roundsOf(ints, 'unkeyed floor');
   const gather = roundsOf(ints, 'reading the keys');
   const inOrder = roundsOf(ints, 'sketch, keys in order');
   const mapInOrder = roundsOf(ints, 'Map, keys in order');
   for (const [name, rounds] of ints) {
-    if (name !== 'reading the keys' && !name.endsWith('in order')) {
+    if (name !== 'reading the keys' && !name.endsWith('in order') && !name.endsWith('in place')) {
       keep(`${name} (integer keys)`, rounds);
     }
   }
@@ -561,6 +585,14 @@ export async function incrementSuite(options: BenchOptions): Promise<Row[]> {
       '3. incrementMany(Int32Array), batches of 1024 (keys gathered into the batch inside the timing) vs the Map loop',
       20,
       batches,
+      map,
+      'incrementMany',
+      'Map',
+    ),
+    fasterRow(
+      '3b. incrementMany over keys already laid out in an Int32Array (subarrays of 1024, no gathering) vs the Map loop',
+      null,
+      inPlace,
       map,
       'incrementMany',
       'Map',
