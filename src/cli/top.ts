@@ -34,7 +34,7 @@ Options:
   -s, --only-delimited with -d: skip lines without D (as cut -s; by default such a line is
                        its own field, as cut prints it)
       --epsilon E      sketch error as a fraction of the lines counted (default: width 16384)
-      --threads N      count the FILEs in N worker threads, one shared sketch (default 1; at
+      --threads N      count the FILEs in N threads, a sketch each, merged (default 1; at
                        most the number of cores, ${availableParallelism()} here: more is cut to that).
                        Pipes, devices and standard input are read whole by one reader.
       --key-width N    cut keys to N characters in the table, marked with … (default

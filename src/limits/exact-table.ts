@@ -160,6 +160,15 @@ export class ExactTable {
     values[slot] = key;
   }
 
+  /**
+   * Room in the arena for `length` more bytes. Called before anything changes: making room can
+   * fail (an arena past 4 GiB), and then the table must be as it was. A key evicted after it is
+   * still live here, so its bytes are kept by this compaction and become garbage for the next.
+   */
+  reserveBytes(length: number): void {
+    if (this.bytesUsed + length > this.bytes.length) this.makeRoom(length);
+  }
+
   /** `insert` for the key made of `bytes[start..end)`, copied. */
   insertBytes(
     id: number,
@@ -170,10 +179,7 @@ export class ExactTable {
     by: number,
   ): void {
     const length = end - start;
-    // Room first, while nothing has changed: making it can fail (an arena past 4 GiB), and then
-    // the table must be as it was. The key evicted below is still live here, so its bytes are
-    // kept by this compaction and become garbage for the next one.
-    if (this.bytesUsed + length > this.bytes.length) this.makeRoom(length);
+    this.reserveBytes(length);
     const slot = this.place(tag(id, BYTES), base, by);
     const record = RECORD * slot;
     const offset = this.bytesUsed;

@@ -142,7 +142,10 @@ export class HeavyHitters {
   readonly capacity: number;
   /** Estimate a key must reach to enter the exact table. */
   readonly threshold: number;
-  /** The first stage: estimates for every key, tracked or not. */
+  /**
+   * The first stage: every event of a key the table does not track (a tracked key's estimate
+   * leaves out what the table counted); its total counts every event.
+   */
   readonly sketch: CountMinSketch;
   private readonly exactTable: ExactTable;
   /** This part's name in the tables it exports. */
@@ -220,6 +223,14 @@ export class HeavyHitters {
   table(): HeavyHittersTable {
     const counters = this.sketch.counters;
     this.sync();
+    if (this.combined.length > 0) {
+      // Its table holds only its own entries, and the exact counts of the tables combined here
+      // are in no sketch (tracked keys skip it): passed on, they would be lost.
+      throw new RangeError(
+        'table() of a part that combined other tables would lose their exact counts: ' +
+          'combine every part into one',
+      );
+    }
     const table = this.exactTable;
     const entries: HeavyHittersTable['entries'] = [];
     for (let i = 0; i < table.size; i++) {
@@ -339,7 +350,6 @@ export class HeavyHitters {
     const h1 = hasher.h1;
     const h2 = hasher.h2;
     this.sync();
-    this.counted += by;
     const id = entryId(h1);
     const table = this.exactTable;
     const slot = table.find(id, key);
@@ -347,28 +357,43 @@ export class HeavyHitters {
       // Tracked: counted exactly, and in the sketch's total only (see the top comment).
       table.bump(slot, by);
       sketch.countTotal(by);
-      return;
-    }
-    const estimate = this.estimateAfter(h1, h2, by);
-    if (this.admits(estimate)) {
-      const base = this.baseAtEntry(estimate, by);
-      this.evictSmallest();
-      table.insert(id, key, base, by);
-      sketch.countTotal(by);
     } else {
-      sketch.incrementHash(h1, h2, by);
-      if (by > 0) this.dropped = true; // counted, and not in the table
+      const base = this.admitOrCount(h1, h2, by, key instanceof Uint8Array ? key.length : 0);
+      if (base >= 0) table.insert(id, key, base, by);
     }
+    this.counted += by;
   }
 
   /**
-   * The key's estimate if this event went into the sketch (both update rules give the least
-   * cell + by, saturating), without putting it there: an event goes either to the sketch or,
-   * when it lets the key enter, to the key's exact count, never to both.
+   * The event of a key the table does not track. If the key enters (its estimate with this
+   * event, as both update rules would make it: the least cell + by, saturating), returns the
+   * bound on its count before the event, and the table has room for it (and `bytes` more
+   * bytes of key): the smallest entry evicted, its exact count given back to the sketch. Else
+   * the event goes to the sketch and this returns -1. An event goes either to the sketch or,
+   * when it lets its key enter, to the key's exact count, never to both.
    */
-  private estimateAfter(h1: number, h2: number, by: number): number {
-    const before = this.sketch.estimateHash(h1, h2);
-    return before >= SATURATED - by ? SATURATED : before + by;
+  private admitOrCount(h1: number, h2: number, by: number, bytes: number): number {
+    const sketch = this.sketch;
+    const before = sketch.estimateHash(h1, h2);
+    const estimate = before >= SATURATED - by ? SATURATED : before + by;
+    if (!this.admits(estimate)) {
+      sketch.incrementHash(h1, h2, by);
+      if (by > 0) this.dropped = true; // counted, and not in the table
+      return -1;
+    }
+    const table = this.exactTable;
+    // First, while nothing has changed: room for the key's bytes can fail (an arena past 4 GiB).
+    if (bytes > 0) table.reserveBytes(bytes);
+    // 0 when the key cannot have been counted here before (the table is complete); else what
+    // the sketch held before the event, or, saturated ("at least"), the total, which bounds
+    // every key. Computed before the eviction below, which drops a key.
+    const base = this.complete() ? 0 : before < SATURATED ? before : sketch.total;
+    if (table.size === this.capacity) {
+      this.dropped = true;
+      this.evictSmallest();
+    }
+    sketch.countTotal(by);
+    return base;
   }
 
   /** Counts one more of each key of `keys`, in order: `add(key)` for each, all validated first. */
@@ -408,51 +433,29 @@ export class HeavyHitters {
     by: number,
   ): void {
     this.sync();
-    this.counted += by;
-    const sketch = this.sketch;
     const id = entryId(h1);
     const table = this.exactTable;
     const slot = table.findBytes(id, bytes, start, end);
     if (slot >= 0) {
       table.bump(slot, by);
-      sketch.countTotal(by);
-      return;
-    }
-    const estimate = this.estimateAfter(h1, h2, by);
-    if (this.admits(estimate)) {
-      const base = this.baseAtEntry(estimate, by);
-      this.evictSmallest();
-      table.insertBytes(id, bytes, start, end, base, by);
-      sketch.countTotal(by);
+      this.sketch.countTotal(by);
     } else {
-      sketch.incrementHash(h1, h2, by);
-      if (by > 0) this.dropped = true;
+      const base = this.admitOrCount(h1, h2, by, end - start);
+      if (base >= 0) table.insertBytes(id, bytes, start, end, base, by);
     }
+    this.counted += by;
   }
 
   /**
-   * Before a key enters a full table: the entry about to be evicted gives its exact count back
-   * to the sketch, which did not get it while the key was tracked, so that the sketch bounds
-   * every event of every key it does not track again.
+   * Before a key enters the full table: the entry about to be evicted gives its exact count
+   * back to the sketch, which did not get it while the key was tracked, so that the sketch
+   * bounds every event of every key it does not track again.
    */
   private evictSmallest(): void {
     const table = this.exactTable;
-    if (table.size < table.capacity) return;
     const hasher = this.sketch.hasher;
     table.hashKey(0, hasher);
     this.sketch.returnHash(hasher.h1, hasher.h2, table.exact(0));
-  }
-
-  /**
-   * A bound on this part's count of a key before the event that lets it enter: 0 when the key
-   * cannot have been counted here before (the table is complete), else what the sketch held
-   * before the event. Entering a full table evicts a key, which drops it: computed first, so
-   * that the entering key, never seen until then, still gets 0.
-   */
-  private baseAtEntry(estimate: number, by: number): number {
-    const base = this.complete() ? 0 : estimate - by;
-    if (this.exactTable.size === this.capacity) this.dropped = true;
-    return base;
   }
 
   private admits(estimate: number): boolean {
@@ -492,12 +495,12 @@ export class HeavyHitters {
     // The sketch holds every event of the key but those counted exactly while tracked (each
     // part's `exact`, which never reached the sketch's cells): estimate + exact bounds them all.
     const estimate = this.sketch.estimate(key);
-    // A saturated estimate reads "at least 2^31 - 1": it bounds nothing from above. Neither
-    // do the parts' sums when some part may have counted the key without tracking it.
+    // The parts' sums bound nothing when some part may have counted the key without tracking it.
     const fromParts = bounded ? partsUpper : Number.POSITIVE_INFINITY;
-    const fromSketch = estimate < SATURATED ? estimate + exact : Number.POSITIVE_INFINITY;
-    const bound = Math.min(fromParts, fromSketch);
-    const upper = bound === Number.POSITIVE_INFINITY ? SATURATED + exact : bound;
+    // A saturated estimate reads "at least 2^31 - 1": then the total, which counts every event
+    // (tracked ones included), bounds the key.
+    const fromSketch = estimate < SATURATED ? estimate + exact : this.sketch.total;
+    const upper = Math.min(fromParts, fromSketch);
     return { key, count: upper, lowerBound: exact, upperBound: upper };
   }
 

@@ -8,7 +8,8 @@
  *   0-63         header, Int32 words: 0 magic "HCSH", 1 layout version, 2 width, 3 depth,
  *                4 flags (bit 0 conservative), 5 saturated (0 or 1), 6 sketch objects so far,
  *                7 total words claimed so far, 8-9 fingerprint of the secret, 10-11 random id
- *                of this sketch, 12-13 the total's overflow (a BigInt64), 14 clears so far
+ *                of this sketch, 12-13 the total's overflow (a BigInt64), 14 clears so far,
+ *                15 checks that a handle's memory is its buffer (see sameMemory)
  *   64-4159      the total, in 1024 Int32 words, 16 to a 64-byte cache line
  *   4160-        the cells, 4 * width * depth bytes, row after row (as LocalCounters)
  *
@@ -67,6 +68,7 @@ const W_CLAIMED = 7;
 const W_FINGERPRINT = 8;
 const W_ID = 10;
 const W_CLEARS = 14;
+const W_PROBE = 15;
 /** Header bytes 48-55, as an index into a BigInt64Array over the header. */
 const OVERFLOW = 6;
 
@@ -95,9 +97,18 @@ function memoryBuffer(memory: WebAssembly.Memory): SharedArrayBuffer {
   return memory.buffer as unknown as SharedArrayBuffer;
 }
 
-/** The header's bytes: the same sketch has the same (its random id among them). */
-function headerBytes(buffer: SharedArrayBuffer): Uint8Array {
-  return new Uint8Array(buffer, 0, HEADER_BYTES);
+/**
+ * Whether two SharedArrayBuffers (a handle's buffer and its memory's, which arrive as two
+ * objects after a postMessage) are the same memory, not a copy: an add through one must show
+ * through the other. The probe word only grows, so through the same memory the value read
+ * after the add differs from the one before, whatever other threads do meanwhile; through a
+ * copy it stays, unless another thread probes the real memory at that very moment.
+ */
+function sameMemory(a: SharedArrayBuffer, b: SharedArrayBuffer): boolean {
+  const through = new Int32Array(b, 0, HEADER_BYTES / 4);
+  const before = Atomics.load(through, W_PROBE);
+  Atomics.add(new Int32Array(a, 0, HEADER_BYTES / 4), W_PROBE, 1);
+  return Atomics.load(through, W_PROBE) !== before;
 }
 
 /** Bytes of the SharedArrayBuffer of a width x depth sketch. */
@@ -174,18 +185,7 @@ export class SharedCounters implements Counters {
     if (!(given instanceof SharedArrayBuffer)) {
       throw typeError(name, "a SharedArrayBuffer (a shared sketch's handle.buffer)", given);
     }
-    let buffer = given;
-    let engine: WebAssembly.Memory | undefined;
-    if (memory !== undefined) {
-      if (!engineAvailable() || !(memory instanceof WebAssembly.Memory)) {
-        throw typeError('handle.memory', "a shared sketch's WebAssembly.Memory", memory);
-      }
-      engine = memory;
-      buffer = memoryBuffer(memory);
-      if (buffer.byteLength !== given.byteLength) {
-        throw new RangeError(`handle.memory is not the memory of ${name}`);
-      }
-    }
+    const buffer = given;
     const expected = sharedBytes(width, depth);
     if (buffer.byteLength !== expected && buffer.byteLength !== pageBytes(expected)) {
       throw rangeError(
@@ -213,8 +213,21 @@ export class SharedCounters implements Counters {
     if (!sameBytes(new Uint8Array(buffer, W_FINGERPRINT * 4, 8), fingerprint)) {
       throw new RangeError('secret does not match the secret of the shared sketch in buffer');
     }
-    if (engine !== undefined && !sameBytes(headerBytes(given), headerBytes(buffer))) {
-      throw new RangeError(`handle.memory is not the memory of ${name}`);
+    // The memory, for the engine, must be the same bytes: a copy would take the updates away.
+    let engine: WebAssembly.Memory | undefined;
+    if (memory !== undefined) {
+      if (
+        !engineAvailable() ||
+        !(memory instanceof WebAssembly.Memory) ||
+        !(memory.buffer instanceof SharedArrayBuffer)
+      ) {
+        throw typeError('handle.memory', "a shared sketch's shared WebAssembly.Memory", memory);
+      }
+      const bytes = memoryBuffer(memory);
+      if (bytes.byteLength !== buffer.byteLength || !sameMemory(buffer, bytes)) {
+        throw new RangeError(`handle.memory is not the memory of ${name}: updates would be lost`);
+      }
+      engine = memory;
     }
     return new SharedCounters(buffer, engine, width, depth);
   }

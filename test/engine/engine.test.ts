@@ -379,3 +379,27 @@ test('past the WebAssembly memories a process can hold, sketches run on the JS e
   assert.deepEqual(out.shared, ['js', 2, 'js']);
   assert.match(out.refused, /could not get a WebAssembly.Memory/);
 });
+
+test("attach refuses a handle whose memory is not its buffer's, before touching the sketch", () => {
+  const sketch = new CountMinSketch({ width: 100, depth: 3, secret, shared: true });
+  const { buffer, memory } = sketch.handle;
+  const pages = buffer.byteLength / 65536;
+  const header = () => Array.from(new Int32Array(buffer, 0, 15));
+  const before = header();
+  for (const shared of [true, false]) {
+    const copy = new WebAssembly.Memory({ initial: pages, maximum: pages, shared });
+    new Uint8Array(copy.buffer).set(new Uint8Array(buffer));
+    for (const engine of ['wasm', 'js'] as const) {
+      assert.throws(
+        () => CountMinSketch.attach({ ...sketch.handle, memory: copy }, { engine }),
+        shared
+          ? { name: 'RangeError', message: /handle.memory is not the memory of handle.buffer/ }
+          : { name: 'TypeError', message: /handle.memory/ },
+      );
+    }
+  }
+  assert.deepEqual(header(), before, 'a refused attach changes nothing the sketch counts');
+  const attached = CountMinSketch.attach({ ...sketch.handle, memory });
+  attached.increment('k', 5);
+  assert.equal(sketch.estimate('k'), 5);
+});

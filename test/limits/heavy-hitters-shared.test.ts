@@ -246,8 +246,9 @@ test('heavy hitters with sketches of their own combine: their sketches merge, an
         parts[part].add(key, by);
         truth.set(key, (truth.get(key) ?? 0) + by);
       }
-      const [main, ...others] = parts;
-      for (const other of others) main.combine(other.table());
+      const tables = parts.map((part) => part.table());
+      const [main] = parts;
+      for (const table of tables.slice(1)) main.combine(table);
       assert.equal(
         main.total,
         events.reduce((sum, [, , by]) => sum + by, 0),
@@ -261,11 +262,14 @@ test('heavy hitters with sketches of their own combine: their sketches merge, an
       }
       // The merged sketch holds every event no table counted exactly.
       const exact = new Map<number, number>();
-      for (const part of parts)
-        for (const { key, exact: n } of part.table().entries)
+      for (const table of tables) {
+        for (const { key, exact: n } of table.entries) {
           exact.set(key as number, (exact.get(key as number) ?? 0) + n);
-      for (const [key, count] of truth)
+        }
+      }
+      for (const [key, count] of truth) {
         assert.ok(main.sketch.estimate(key) + (exact.get(key) ?? 0) >= count);
+      }
     }),
     { numRuns: 200 },
   );
@@ -286,4 +290,27 @@ test('heavy hitters with sketches of their own combine: their sketches merge, an
   );
   assert.deepEqual(main.top(), before, 'a refused table changes nothing');
   assert.equal(main.total, 3);
+});
+
+test('a saturated estimate still bounds a combined key (by the total), and a part that combined others cannot pass its table on', () => {
+  const SAT = 2 ** 31 - 1;
+  const secret = new Uint8Array(16).fill(4);
+  for (const engine of ['wasm', 'js'] as const) {
+    const p = new HeavyHitters({ k: 1, capacity: 1, secret, engine });
+    const q = new HeavyHitters({ k: 1, capacity: 1, secret, engine });
+    q.add('a', SAT); // q tracks a
+    q.add('x', SAT); // turned away twice: q's cells for x stick at SAT
+    q.add('x', SAT);
+    p.add('x', 1);
+    p.combine(q.table());
+    const x = p.top(5).find((row) => row.key === 'x');
+    assert.ok(x !== undefined && x.upperBound >= 1 + 2 * SAT, JSON.stringify(x));
+  }
+  // The exact counts of a combined table are in no sketch: passed on, they would be lost.
+  const r = new HeavyHitters({ k: 2, secret });
+  const s = new HeavyHitters({ k: 2, secret });
+  r.add('hot', 100);
+  s.add('hot', 1);
+  s.combine(r.table());
+  assert.throws(() => s.table(), { name: 'RangeError', message: /combined other tables/ });
 });

@@ -351,3 +351,22 @@ test('addMany equals add, key by key, for int batches and arrays of any keys, on
   assert.throws(() => hh.addMany([1, 2, {} as never]), { name: 'TypeError', message: /keys\[2\]/ });
   assert.equal(hh.total, 0, 'a rejected batch counts nothing');
 });
+
+test('bounds hold at the saturation edge: a key entering with a clamped or saturated estimate', () => {
+  const SAT = 2 ** 31 - 1;
+  for (const engine of ['wasm', 'js'] as const) {
+    // Turned away once (threshold SAT), then entering: its estimate with the event clamps to
+    // SAT, and the bound before entry must be what the sketch held, not SAT - by.
+    const a = new HeavyHitters({ k: 1, threshold: SAT, engine });
+    a.add('x', SAT - 1);
+    a.add('x', SAT - 1);
+    const [x] = a.top();
+    assert.ok(x.lowerBound <= 2 * (SAT - 1) && 2 * (SAT - 1) <= x.upperBound, JSON.stringify(x));
+    const b = new HeavyHitters({ k: 1, capacity: 1, engine });
+    b.add('a', 10);
+    b.add('x', 5);
+    b.add('x', SAT - 1);
+    const y = b.top().find((row) => row.key === 'x');
+    assert.ok(y !== undefined && y.upperBound >= 5 + SAT - 1, JSON.stringify(y));
+  }
+});
