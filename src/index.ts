@@ -5,7 +5,7 @@ export {
   type HeavyHittersHandle,
   type HeavyHittersOptions,
   type HeavyHittersTable,
-} from './limits/heavy-hitters.js';
+} from './heavy-hitters/heavy-hitters.js';
 export {
   type CountMinOptions,
   CountMinSketch,

@@ -4,7 +4,7 @@
  */
 import { createReadStream } from 'node:fs';
 import type { ChunkHasher } from '../engine/chunk-hasher.js';
-import { HeavyHitters } from '../limits/heavy-hitters.js';
+import { HeavyHitters } from '../heavy-hitters/heavy-hitters.js';
 import type { SketchHasher } from '../sketch/count-min.js';
 import { readError } from './errors.js';
 import { FIELD, FieldPicker, NO_FIELD } from './fields.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Key } from '../../src/hash/key-hasher.js';
-import { ExactTable } from '../../src/limits/exact-table.js';
+import { ExactTable } from '../../src/heavy-hitters/exact-table.js';
 
 /** A key's identity, as the table must see it: its kind and its content. */
 function name(key: Key): string {
