@@ -279,11 +279,8 @@ export class Engine {
       this.readHash();
       return result;
     }
-    const reference = this.reference;
-    reference.hash(key);
-    this.h1 = reference.h1;
-    this.h2 = reference.h2;
-    return byHash(reference.h1, reference.h2, delta);
+    this.hashByReference(key);
+    return byHash(this.h1, this.h2, delta);
   }
 
   /**
@@ -304,6 +301,14 @@ export class Engine {
     return 2 * n;
   }
 
+  /** Hashes `key` with the JS reference (a key the scratch area cannot take) into h1, h2. */
+  private hashByReference(key: Key): void {
+    const reference = this.reference;
+    reference.hash(key);
+    this.h1 = reference.h1;
+    this.h2 = reference.h2;
+  }
+
   private readHash(): void {
     this.h1 = this.words[0];
     this.h2 = this.words[1];
@@ -312,10 +317,7 @@ export class Engine {
   /** Hashes `key` into h1, h2 (KeyHasher's interface). */
   hash(key: Key): void {
     if (this.scratchBytes < 0 || typeof key === 'bigint') {
-      const reference = this.reference;
-      reference.hash(key);
-      this.h1 = reference.h1;
-      this.h2 = reference.h2;
+      this.hashByReference(key);
       return;
     }
     if (typeof key === 'number') {
@@ -356,10 +358,7 @@ export class Engine {
 
   private hashBytesOf(length: number, tag: number, key: Key): void {
     if (length > this.scratchBytes) {
-      const reference = this.reference;
-      reference.hash(key);
-      this.h1 = reference.h1;
-      this.h2 = reference.h2;
+      this.hashByReference(key);
       return;
     }
     this.exports.hashBytes(LOCAL_LAYOUT.scratch, length, tag);

@@ -31,7 +31,12 @@
  * worker_thread, where `CountMinSketch.attach(handle)` is the same sketch over the same memory.
  */
 import { ChunkHasher } from '../engine/chunk-hasher.js';
-import { BATCH_KEYS, Engine, SHARED_CONSERVATIVE_DEPTH } from '../engine/engine.js';
+import {
+  BATCH_KEYS,
+  Engine,
+  localEngineBytes,
+  SHARED_CONSERVATIVE_DEPTH,
+} from '../engine/engine.js';
 import { engineAvailable, engineMemory } from '../engine/memory.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
@@ -42,7 +47,7 @@ import {
   sameBytes,
   secretFingerprint,
 } from '../hash/secret.js';
-import { type Counters, LOCAL_LAYOUT, LocalCounters, SATURATED } from './counters.js';
+import { type Counters, LocalCounters, SATURATED } from './counters.js';
 import { type DimensionOptions, MAX_COUNTERS, resolveDimensions } from './dimensions.js';
 import { decodeSketch, encodeSketch, readCells } from './format.js';
 import { SharedCounters } from './shared-counters.js';
@@ -253,7 +258,7 @@ export class CountMinSketch {
       }
       counters = sharedCounters;
     } else if (engine === 'wasm') {
-      const memory = engineMemory(LOCAL_LAYOUT.cells + 4 * width * depth, false);
+      const memory = engineMemory(localEngineBytes(width * depth), false);
       if (memory === undefined) {
         // No memory left for the engine (see engineMemory): the JS engine, unless asked for.
         if (options.engine === 'wasm') throw noEngineMemory();
