@@ -7,6 +7,22 @@ export {
   type HeavyHittersTable,
 } from './heavy-hitters/heavy-hitters.js';
 export {
+  Inflight,
+  InflightGuard,
+  type InflightHandle,
+  type InflightOptions,
+} from './limits/inflight.js';
+export type { LimitSketchOptions } from './limits/options.js';
+export { Rate, type RateComponents, type RateOptions } from './limits/rate.js';
+export {
+  type RateLimitAlgorithm,
+  type RateLimitDecision,
+  RateLimiter,
+  type RateLimiterHandle,
+  type RateLimiterOptions,
+} from './limits/rate-limiter.js';
+export type { WindowsHandle as RateHandle } from './limits/windows.js';
+export {
   type CountMinOptions,
   CountMinSketch,
   type EngineName,

@@ -403,6 +403,16 @@ export class CountMinSketch {
     }
   }
 
+  /**
+   * @internal Adds a signed `delta` to the key hashed to (h1, h2) by the plain rule (a plain
+   * sketch only): Inflight gives back what a guard acquired without hashing the key again.
+   */
+  addByHash(h1: number, h2: number, delta: number): number {
+    const wasm = this.wasm;
+    if (wasm !== null) return wasm.addHash(h1, h2, delta);
+    return this.addHash(h1, h2, delta);
+  }
+
   /** @internal Estimate by hash. */
   estimateHash(h1: number, h2: number): number {
     const wasm = this.wasm;
@@ -458,6 +468,20 @@ export class CountMinSketch {
    * fail; LocalCounters.raiseFrom does not even compare.)
    */
   private raiseHash(h1: number, h2: number, by: number): number {
+    return this.raiseWithin(h1, h2, -SATURATED, by, SATURATED);
+  }
+
+  /**
+   * @internal The conservative rule with a floor and a ceiling, for the limits built on the
+   * sketch (src/limits): raises the key's cells to target = max(estimate, floor) + by
+   * (saturating), unless target > ceiling, in which case nothing is written; returns target
+   * either way. `raiseHash` is the case floor = -SATURATED, ceiling = SATURATED. The argument
+   * above holds unchanged (it never looks at how the target is computed from what was read),
+   * so in shared storage each key's successful updates, in order, each start at or above the
+   * previous one's target: an admission decided on a read that another thread made stale is
+   * retried, never granted twice. `by` >= 0 and floor, ceiling within +-SATURATED.
+   */
+  raiseWithin(h1: number, h2: number, floor: number, by: number, ceiling: number): number {
     const counters = this.counters;
     const width = this.width;
     const depth = this.depth;
@@ -474,7 +498,9 @@ export class CountMinSketch {
         rowValues[row] = value;
         if (value < estimate) estimate = value;
       }
-      const target = estimate >= SATURATED - by ? SATURATED : estimate + by;
+      const base = Math.max(estimate, floor);
+      const target = base >= SATURATED - by ? SATURATED : base + by;
+      if (target > ceiling) return target;
       let row = 0;
       while (
         row < depth &&

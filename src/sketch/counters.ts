@@ -53,6 +53,16 @@ export interface Counters {
   /** Sets every cell and the total to zero, and `saturated` to false. */
   clear(): void;
   /**
+   * Sets every cell and the total to zero while `tags[tag]` holds `expected`, for storage that
+   * is recycled from one time window to the next (src/limits/windows.ts): each cell is zeroed
+   * by a compare-and-set from the value just read, after checking the tag, and the sweep stops
+   * as soon as the tag changes. So a write that lands during the sweep is never erased: its
+   * cell either changed between the read and the compare-and-set (which then fails), or was
+   * written after the tag moved on (and the sweep has stopped). Holds where cells only grow
+   * while the sweep runs (windows of counts, or of raised times). One thread's storage clears.
+   */
+  clearWhile(tags: Int32Array, tag: number, expected: number): void;
+  /**
    * Sets the total and derives `saturated` after `cells` were filled from a serialized sketch,
    * before any other thread can see them (cells already validated by the caller).
    */
@@ -195,6 +205,11 @@ export class LocalCounters implements Counters {
     this.state[SATURATED_WORD] = 0;
     this.state[VOLUME_WORD] = 0;
     this.clears++;
+  }
+
+  /** One thread: nobody can write during the sweep. */
+  clearWhile(): void {
+    this.clear();
   }
 
   restore(total: number): void {

@@ -116,6 +116,21 @@ export function sharedBytes(width: number, depth: number): number {
   return CELLS_OFFSET + 4 * width * depth;
 }
 
+/**
+ * Zeroes `words` one by one, each by a compare-and-set from the value just read, while
+ * `tags[tag]` holds `expected` (see Counters.clearWhile); false if it stopped because the tag
+ * changed.
+ */
+function sweep(words: Int32Array, tags: Int32Array, tag: number, expected: number): boolean {
+  for (let i = 0; i < words.length; i++) {
+    const value = Atomics.load(words, i);
+    if (value === 0) continue;
+    if (Atomics.load(tags, tag) !== expected) return false;
+    Atomics.compareExchange(words, i, value, 0);
+  }
+  return true;
+}
+
 export class SharedCounters implements Counters {
   /** The shared memory; sent to other threads in the sketch's handle. */
   readonly buffer: SharedArrayBuffer;
@@ -343,6 +358,13 @@ export class SharedCounters implements Counters {
     // Last: a part that sees the new count forgets its table (HeavyHitters), and the sketch is
     // cleared by then.
     Atomics.add(this.header, W_CLEARS, 1);
+  }
+
+  clearWhile(tags: Int32Array, tag: number, expected: number): void {
+    if (!sweep(this.cells, tags, tag, expected)) return;
+    if (!sweep(this.words, tags, tag, expected)) return;
+    // The overflow holds nothing below a trillion counted; a window never gets there.
+    if (Atomics.load(tags, tag) === expected) Atomics.store(this.header, W_SATURATED, 0);
   }
 
   restore(total: number): void {

@@ -1,0 +1,175 @@
+/**
+ * Inflight: how many of a key's requests (connections, jobs) are in progress, in fixed memory,
+ * and guards that give them back. pingora-limits' `Inflight`, without its leak (a guard there
+ * can be incremented and then releases only what it first took).
+ *
+ * The count is a plain Count-Min sketch (it must go down as well as up): `acquire` adds, the
+ * guard's `release` subtracts exactly what was added, once. The estimate is never below the
+ * number of guards held (strict turnstile: a key's count never goes below zero, since each
+ * release follows its acquire), and returns to exactly 0 for every key once every guard is
+ * released.
+ *
+ * `tryAcquire` adds, reads the estimate, and takes the amount back at once if it is over the
+ * limit: add, check, undo, in the same call, so no undo is ever lost, and the count never stays
+ * above the limit because of one. Across threads it never lets more than `limit` in at once:
+ * of the guards held at any moment, the one that was added last saw, when it checked, every one
+ * of them already added and none released, so its estimate was at least their number, and it
+ * passed only if that was at most `limit`. (Two threads that add at once may both see the other
+ * and both give up: a refusal the limit did not require, never an admission it forbids.)
+ *
+ * A guard that is never released and is garbage collected: its amount is given back by a
+ * FinalizationRegistry, some time after the collection, if the process lives long enough (the
+ * JavaScript engine promises neither when nor that finalizers run). Until then the key counts
+ * it. `leaked` counts the guards given back this way, so that a leak shows. Release guards
+ * (`using`, `try/finally`); the registry is a safety net, not a way to release.
+ */
+import { checkOptionNames, typeError } from '../errors.js';
+import type { Key } from '../hash/key-hasher.js';
+import { CountMinSketch, type EngineName, type SketchHandle } from '../sketch/count-min.js';
+import {
+  checkCount,
+  checkOptions,
+  LIMIT_SKETCH_OPTION_NAMES,
+  type LimitSketchOptions,
+  sketchOptions,
+} from './options.js';
+
+export type InflightOptions = LimitSketchOptions;
+
+/** What another thread needs to `attach` a shared Inflight; structured-cloneable. */
+export interface InflightHandle {
+  sketch: SketchHandle;
+}
+
+/** What a collected guard must give back: held by the registry, not by the guard. */
+class Holding {
+  constructor(
+    readonly inflight: Inflight,
+    readonly h1: number,
+    readonly h2: number,
+    readonly n: number,
+  ) {}
+}
+
+const collected = new FinalizationRegistry<Holding>((holding) => {
+  holding.inflight.giveBack(holding);
+});
+
+/** One acquisition: `release()` (or `[Symbol.dispose]()`) gives it back, exactly once. */
+export class InflightGuard {
+  /** The key's estimate just after acquiring (this acquisition included). */
+  readonly count: number;
+  private holding: Holding | null;
+
+  /** @internal */
+  constructor(holding: Holding, count: number) {
+    this.count = count;
+    this.holding = holding;
+    collected.register(this, holding, this);
+  }
+
+  /** Whether this guard still holds its amount. */
+  get held(): boolean {
+    return this.holding !== null;
+  }
+
+  /** Gives back what this guard acquired; later calls do nothing. */
+  release(): void {
+    const holding = this.holding;
+    if (holding === null) return;
+    this.holding = null;
+    collected.unregister(this);
+    holding.inflight.sketch.addByHash(holding.h1, holding.h2, -holding.n);
+  }
+
+  [Symbol.dispose](): void {
+    this.release();
+  }
+}
+
+export class Inflight {
+  /** @internal */
+  readonly sketch: CountMinSketch;
+  private leakedGuards = 0;
+
+  constructor(options: InflightOptions = {}, attached?: CountMinSketch) {
+    if (attached !== undefined) {
+      this.sketch = attached;
+      return;
+    }
+    checkOptions(options);
+    checkOptionNames('options', options, LIMIT_SKETCH_OPTION_NAMES);
+    this.sketch = new CountMinSketch(sketchOptions(options, false));
+  }
+
+  /** The same Inflight as the one `handle` came from, over the same shared memory. */
+  static attach(handle: InflightHandle): Inflight {
+    if (handle === null || typeof handle !== 'object') {
+      throw typeError('handle', "a shared Inflight's handle", handle);
+    }
+    const sketch = CountMinSketch.attach(handle.sketch);
+    if (sketch.conservative) throw new RangeError('handle.sketch must be a plain sketch');
+    return new Inflight({}, sketch);
+  }
+
+  /** What a worker_thread needs to `attach` this Inflight (shared: true only). */
+  get handle(): InflightHandle {
+    return { sketch: this.sketch.handle };
+  }
+
+  get engine(): EngineName {
+    return this.sketch.engine;
+  }
+
+  get memoryBytes(): number {
+    return this.sketch.memoryBytes;
+  }
+
+  /** Guards this object gave back because they were collected without being released. */
+  get leaked(): number {
+    return this.leakedGuards;
+  }
+
+  /** Adds `n` (default 1) to `key`; the guard gives it back. */
+  acquire(key: Key, n = 1): InflightGuard {
+    checkCount('n', n, 1);
+    const sketch = this.sketch;
+    const hasher = sketch.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    const count = sketch.addByHash(h1, h2, n);
+    return new InflightGuard(new Holding(this, h1, h2, n), count);
+  }
+
+  /**
+   * Adds `n` (default 1) to `key` if the key's estimate stays within `limit`; else null, with
+   * nothing held.
+   */
+  tryAcquire(key: Key, limit: number, n = 1): InflightGuard | null {
+    checkCount('limit', limit, 1);
+    checkCount('n', n, 1);
+    const sketch = this.sketch;
+    const hasher = sketch.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    const count = sketch.addByHash(h1, h2, n);
+    if (count > limit) {
+      sketch.addByHash(h1, h2, -n);
+      return null;
+    }
+    return new InflightGuard(new Holding(this, h1, h2, n), count);
+  }
+
+  /** The key's estimate: never below the guards held for it. */
+  estimate(key: Key): number {
+    return this.sketch.estimate(key);
+  }
+
+  /** @internal A guard collected unreleased: its amount back. */
+  giveBack(holding: Holding): void {
+    this.leakedGuards++;
+    this.sketch.addByHash(holding.h1, holding.h2, -holding.n);
+  }
+}

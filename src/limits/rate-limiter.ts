@@ -1,0 +1,261 @@
+/**
+ * RateLimiter: allow or refuse a key's request, `limit` per `windowMs`, in fixed memory, by
+ * one of two rules over the same three sketches in rotation (windows.ts):
+ *
+ * - 'sliding-window' (the default; Cloudflare's sliding window): the key's count in the
+ *   previous window, weighted by the part of the current window still to come, plus its count
+ *   in the current one, estimates the requests of the last `windowMs`; a request passes when
+ *   that estimate plus its cost stays within `limit`. The weighting assumes the previous
+ *   window's requests were spread evenly over it; over any sliding interval of `windowMs` a key
+ *   can pass up to twice `limit` (all of one window's at its end, all of the next one's at its
+ *   start, when the first followed a quiet window), but in an aligned window it never passes
+ *   more than `limit`: the current count alone must stay within it.
+ * - 'gcra': the generic cell rate algorithm (see gcra.ts): `burst` requests at one instant
+ *   (default `limit`), then one every windowMs / limit; over any interval of length L a key
+ *   passes at most burst + L * limit / windowMs.
+ *
+ * Refused requests are not counted: a client that keeps retrying while refused does not push
+ * its own release further away. The test and the update are one atomic step on the sketch
+ * (CountMinSketch.raiseWithin, the conservative rule with a ceiling), also across threads: two
+ * threads cannot both take the last unit of a key's quota. Collisions only make a key's figures
+ * higher, so they can refuse a request early, never let one through that its own history
+ * would refuse.
+ */
+import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
+import type { Key } from '../hash/key-hasher.js';
+import type { EngineName } from '../sketch/count-min.js';
+import { SATURATED } from '../sketch/counters.js';
+import { type GcraGrid, gcraGrid } from './gcra.js';
+import {
+  checkCount,
+  checkOptions,
+  LIMIT_SKETCH_OPTION_NAMES,
+  type LimitSketchOptions,
+  sketchOptions,
+} from './options.js';
+import { checkWindowMs } from './rate.js';
+import { checkClock, Windows, type WindowsHandle } from './windows.js';
+
+export type RateLimitAlgorithm = 'sliding-window' | 'gcra';
+
+export interface RateLimiterOptions extends LimitSketchOptions {
+  /** Requests (in units of cost) allowed per window: an integer >= 1. */
+  limit: number;
+  /** The window, in milliseconds: an integer >= 1. */
+  windowMs: number;
+  /** Default 'sliding-window'. */
+  algorithm?: RateLimitAlgorithm;
+  /** gcra only: requests allowed at one instant, an integer >= 1. Default `limit`. */
+  burst?: number;
+  /** The clock, in milliseconds. Default Date.now. */
+  now?: () => number;
+}
+
+/** What `check` decided, and what to tell the client. */
+export interface RateLimitDecision {
+  /** Whether the request may go ahead (it was counted if so, and only then). */
+  allowed: boolean;
+  /** The limit per window. */
+  limit: number;
+  /** Requests of cost 1 that would still pass right now. */
+  remaining: number;
+  /** Milliseconds until the key has its whole quota back, if it sends nothing more. */
+  resetMs: number;
+  /**
+   * 0 when allowed; else milliseconds (whole, rounded up) until this request would pass, if the
+   * key sends nothing more meanwhile; Infinity for a cost that can never pass (over `limit`,
+   * over `burst` for gcra).
+   */
+  retryAfterMs: number;
+}
+
+/** What another thread needs to `attach` a shared RateLimiter; structured-cloneable. */
+export interface RateLimiterHandle {
+  limit: number;
+  windowMs: number;
+  algorithm: RateLimitAlgorithm;
+  burst: number;
+  windows: WindowsHandle;
+}
+
+const OPTION_NAMES = [
+  'limit',
+  'windowMs',
+  'algorithm',
+  'burst',
+  'now',
+  ...LIMIT_SKETCH_OPTION_NAMES,
+];
+
+function checkAlgorithm(value: unknown): RateLimitAlgorithm {
+  if (value === undefined) return 'sliding-window';
+  if (typeof value !== 'string') throw typeError('algorithm', "'sliding-window' or 'gcra'", value);
+  if (value !== 'sliding-window' && value !== 'gcra') {
+    throw rangeError('algorithm', "'sliding-window' or 'gcra'", value);
+  }
+  return value;
+}
+
+export class RateLimiter {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly algorithm: RateLimitAlgorithm;
+  /** Requests allowed at one instant: `burst` for gcra, `limit` for the sliding window. */
+  readonly burst: number;
+  private readonly windows: Windows;
+  /** gcra's time grid, or null for the sliding window. */
+  private readonly grid: GcraGrid | null;
+
+  constructor(options: RateLimiterOptions, attached?: Windows) {
+    checkOptions(options);
+    checkOptionNames('options', options, OPTION_NAMES);
+    const limit = integerIn('limit', options.limit, 1, SATURATED);
+    const windowMs = checkWindowMs(options.windowMs);
+    const algorithm = checkAlgorithm(options.algorithm);
+    if (algorithm !== 'gcra' && options.burst !== undefined) {
+      throw new RangeError("burst applies to algorithm 'gcra' only; the sliding window has none");
+    }
+    const burst = integerIn('burst', options.burst ?? limit, 1, SATURATED);
+    this.limit = limit;
+    this.windowMs = windowMs;
+    this.algorithm = algorithm;
+    this.burst = burst;
+    this.grid = algorithm === 'gcra' ? gcraGrid(limit, windowMs, burst) : null;
+    const spanMs = this.grid === null ? windowMs : this.grid.eraMs;
+    if (attached !== undefined) {
+      if (attached.windowMs !== spanMs) {
+        throw new RangeError('handle.windows does not hold the windows of this limiter');
+      }
+      this.windows = attached;
+    } else {
+      const now = checkClock(options.now);
+      this.windows = Windows.create(spanMs, sketchOptions(options, true), now);
+    }
+  }
+
+  /** The same limiter as the one `handle` came from, over the same shared memory. */
+  static attach(handle: RateLimiterHandle, options: { now?: () => number } = {}): RateLimiter {
+    checkOptions(options);
+    checkOptionNames('options', options, ['now']);
+    if (handle === null || typeof handle !== 'object') {
+      throw typeError('handle', "a shared RateLimiter's handle", handle);
+    }
+    const windows = Windows.attach('handle.windows', handle.windows, checkClock(options.now));
+    const { limit, windowMs, algorithm, burst } = handle;
+    return new RateLimiter(
+      algorithm === 'gcra' ? { limit, windowMs, algorithm, burst } : { limit, windowMs, algorithm },
+      windows,
+    );
+  }
+
+  /** What a worker_thread needs to `attach` this limiter (shared: true only). */
+  get handle(): RateLimiterHandle {
+    return {
+      limit: this.limit,
+      windowMs: this.windowMs,
+      algorithm: this.algorithm,
+      burst: this.burst,
+      windows: this.windows.handle,
+    };
+  }
+
+  /** Which engine the sketches run on. */
+  get engine(): EngineName {
+    return this.windows.current.engine;
+  }
+
+  /** Bytes of the three sketches. */
+  get memoryBytes(): number {
+    return this.windows.memoryBytes;
+  }
+
+  /**
+   * Decides a request of `cost` (default 1) for `key`, and counts it if it passes. A cost of 0
+   * counts nothing and tells where the key stands.
+   */
+  check(key: Key, cost = 1): RateLimitDecision {
+    checkCount('cost', cost, 0);
+    const windows = this.windows;
+    windows.advance();
+    const hasher = windows.hasher;
+    hasher.hash(key);
+    return this.grid === null
+      ? this.slidingWindow(windows, hasher.h1, hasher.h2, cost)
+      : this.gcra(windows, this.grid, hasher.h1, hasher.h2, cost);
+  }
+
+  private slidingWindow(windows: Windows, h1: number, h2: number, cost: number) {
+    const limit = this.limit;
+    const windowMs = this.windowMs;
+    const previous = windows.previous === null ? 0 : windows.previous.estimateHash(h1, h2);
+    const carried = previous * (1 - windows.fraction);
+    // The most the current window may hold: an integer, since counts are.
+    const ceiling = Math.floor(limit - carried);
+    const current = windows.current;
+    let count: number;
+    let allowed: boolean;
+    if (cost === 0) {
+      count = current.estimateHash(h1, h2);
+      allowed = count <= ceiling;
+    } else {
+      const target = current.raiseWithin(h1, h2, -SATURATED, cost, ceiling);
+      allowed = target <= ceiling;
+      count = allowed ? target : target - cost;
+    }
+    const elapsed = windows.time - windows.start;
+    const resetMs = count > 0 ? 2 * windowMs - elapsed : previous > 0 ? windowMs - elapsed : 0;
+    let retryAfterMs = 0;
+    if (!allowed) {
+      const room = limit - count - cost;
+      let waitMs: number;
+      if (cost > limit) waitMs = Number.POSITIVE_INFINITY;
+      else if (room >= 0) waitMs = windowMs * (1 - room / previous) - elapsed;
+      else waitMs = windowMs * (2 - (limit - cost) / count) - elapsed;
+      retryAfterMs = Math.max(1, Math.ceil(waitMs));
+    }
+    return decision(allowed, limit, Math.max(0, ceiling - count), resetMs, retryAfterMs);
+  }
+
+  private gcra(windows: Windows, grid: GcraGrid, h1: number, h2: number, cost: number) {
+    const { ticksPerMs, intervalTicks, horizonTicks } = grid;
+    const nowTicks = Math.floor((windows.time - windows.start) * ticksPerMs);
+    // The previous era's TAT, in ticks from this era's start (a key it never saw: below 0).
+    const previous = windows.previous;
+    const carried =
+      previous === null ? 0 : previous.estimateHash(h1, h2) - windows.windowMs * ticksPerMs;
+    const floor = Math.max(carried, nowTicks);
+    const ceiling = nowTicks + horizonTicks;
+    const current = windows.current;
+    let tat: number;
+    let allowed: boolean;
+    if (cost === 0 || cost > this.burst) {
+      const known = current.estimateHash(h1, h2);
+      tat = Math.max(known, floor);
+      allowed = cost === 0;
+    } else {
+      const target = current.raiseWithin(h1, h2, floor, cost * intervalTicks, ceiling);
+      allowed = target <= ceiling;
+      tat = allowed ? target : target - cost * intervalTicks;
+    }
+    const remaining = Math.floor((ceiling - tat) / intervalTicks);
+    const resetMs = Math.ceil((tat - nowTicks) / ticksPerMs);
+    let retryAfterMs = 0;
+    if (!allowed) {
+      retryAfterMs =
+        cost > this.burst
+          ? Number.POSITIVE_INFINITY
+          : Math.max(1, Math.ceil((tat + cost * intervalTicks - ceiling) / ticksPerMs));
+    }
+    return decision(allowed, this.limit, remaining, resetMs, retryAfterMs);
+  }
+}
+
+function decision(
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+): RateLimitDecision {
+  return { allowed, limit, remaining, resetMs, retryAfterMs };
+}

@@ -1,0 +1,230 @@
+/**
+ * Time windows aligned to the clock, over three sketches in rotation: what `Rate` and
+ * `RateLimiter` count into.
+ *
+ * Window n is [n * windowMs, (n + 1) * windowMs) of the clock (`now`, default Date.now), so
+ * processes and hosts that share a clock agree on its boundaries. Window n counts into sketch
+ * n mod 3: the current window and the previous one are read, and the third sketch, which held
+ * window n - 2, is cleared for window n + 1 ahead of time, while nobody reads or writes it. So
+ * rolling to the next window is picking another sketch: nothing is moved, nothing is lost, no
+ * event is counted in two windows. Memory is three sketches, whatever the number of keys.
+ *
+ * Who clears. A word per sketch (its tag) says which window the sketch holds: HOLDS(n), or
+ * CLEARING(n) while it is being cleared for window n, or EMPTY (never used, all zero). The
+ * first call that sees window n (in any thread) makes sure the current sketch holds n and the
+ * next one holds n + 1; every call after that, until the clock reaches n + 1, only compares n
+ * with the window this object saw last. Making a sketch hold n: a compare-and-set of its tag
+ * from the older window to CLEARING(n) elects one thread, which sweeps the sketch
+ * (Counters.clearWhile) and sets HOLDS(n). A thread that finds CLEARING(n) where it wants to
+ * write helps: it sweeps too, then sets HOLDS(n) itself; it never waits for another thread, so a
+ * clearing thread that is descheduled holds nobody up.
+ *
+ * Why a sweep that races with writers erases none of their events (the argument of
+ * Counters.clearWhile): writers of window n write only after they saw HOLDS(n); a sweeper zeroes
+ * a cell only by a compare-and-set from the value it read after checking that the tag still
+ * says CLEARING(n), and cells only grow while a window is counted. A writer that wrote before
+ * that check made the tag HOLDS(n) before it (the sweeper stops); one that wrote between the
+ * check and the compare-and-set changed the cell (it fails); one that writes after it adds to
+ * zero. A descheduled sweeper that wakes up late finds the tag moved on and stops.
+ *
+ * What a descheduled thread can do. A thread that read the clock in window n and is descheduled
+ * for a whole window before it writes its event writes it into the sketch of window n, which
+ * by then may be cleared for window n + 3: the event then shows in that later window (an
+ * overestimate there, never a lost or negative count). A thread descheduled for a whole window
+ * between reading the clock and reading the previous window's sketch may find it being cleared
+ * and read it low; the sliding estimate weighs that window by the part of the current window
+ * still to come, which is then next to nothing. Both need a thread to stall for longer than
+ * `windowMs` in the middle of one call.
+ *
+ * A clock that steps back (NTP) is treated as standing still until it passes the time this
+ * object last saw: windows only move forward.
+ */
+import { typeError } from '../errors.js';
+import {
+  type CountMinOptions,
+  CountMinSketch,
+  type SketchHandle,
+  type SketchHasher,
+} from '../sketch/count-min.js';
+
+/** What another thread needs to attach to shared windows; structured-cloneable. */
+export interface WindowsHandle {
+  windowMs: number;
+  /** windowMs (an f64) and the three tags. */
+  state: SharedArrayBuffer;
+  sketches: SketchHandle[];
+}
+
+const STATE_BYTES = 64;
+/** Int32 index of the first tag (after the f64 windowMs). */
+const TAGS = 2;
+const EMPTY = -1;
+/** Window numbers are kept modulo 2^30 in the tags (a tag is 2 * (n mod 2^30) + clearing). */
+const WINDOW_MOD = 2 ** 30;
+const HALF_MOD = 2 ** 29;
+
+function holds(window: number): number {
+  return 2 * (((window % WINDOW_MOD) + WINDOW_MOD) % WINDOW_MOD);
+}
+
+/** Whether `tag` is about a window before `window` (modulo 2^30: at most 2^29 windows back). */
+function isBefore(tag: number, window: number): boolean {
+  const distance = (holds(window) - (tag & ~1)) / 2;
+  const forward = ((distance % WINDOW_MOD) + WINDOW_MOD) % WINDOW_MOD;
+  return forward > 0 && forward < HALF_MOD;
+}
+
+function slotOf(window: number): number {
+  return ((window % 3) + 3) % 3;
+}
+
+/** Checks the clock option: a function (called on every operation), or undefined. */
+export function checkClock(now: unknown): () => number {
+  if (now === undefined) return Date.now;
+  if (typeof now !== 'function') throw typeError('now', 'a function returning milliseconds', now);
+  return now as () => number;
+}
+
+export class Windows {
+  readonly windowMs: number;
+  readonly sketches: readonly CountMinSketch[];
+  /** Hashes a key once for all three sketches (they share the secret). */
+  readonly hasher: SketchHasher;
+  /** The sketch of the window this object saw last. */
+  current: CountMinSketch;
+  /** The sketch of the window before it, or null when that window counted nothing. */
+  previous: CountMinSketch | null = null;
+  /** Start of that window, in the clock's milliseconds. */
+  start = 0;
+  /** The clock's time at the last `advance`, never before `start`. */
+  time = 0;
+  private window = Number.NaN;
+  private readonly state: SharedArrayBuffer | null;
+  private readonly tags: Int32Array;
+  private readonly now: () => number;
+
+  private constructor(
+    windowMs: number,
+    sketches: CountMinSketch[],
+    state: SharedArrayBuffer | null,
+    now: () => number,
+  ) {
+    this.windowMs = windowMs;
+    this.sketches = sketches;
+    this.hasher = sketches[0].hasher;
+    this.current = sketches[0];
+    this.state = state;
+    const words = state === null ? new Int32Array(TAGS + 3) : new Int32Array(state);
+    this.tags = words.subarray(TAGS, TAGS + 3);
+    this.now = now;
+  }
+
+  /** Three new sketches made with `options` (one secret for the three). */
+  static create(
+    windowMs: number,
+    options: CountMinOptions & { secret: Uint8Array },
+    now: () => number,
+  ): Windows {
+    const sketches = [0, 1, 2].map(() => new CountMinSketch(options));
+    let state: SharedArrayBuffer | null = null;
+    if (options.shared === true) {
+      state = new SharedArrayBuffer(STATE_BYTES);
+      new Float64Array(state, 0, 1)[0] = windowMs;
+    }
+    const windows = new Windows(windowMs, sketches, state, now);
+    windows.tags.fill(EMPTY);
+    return windows;
+  }
+
+  /** The windows of `handle`, in this thread; `name` is what errors call the handle. */
+  static attach(name: string, handle: WindowsHandle, now: () => number): Windows {
+    if (handle === null || typeof handle !== 'object') {
+      throw typeError(name, 'the handle of shared windows', handle);
+    }
+    const { state, sketches } = handle;
+    if (!(state instanceof SharedArrayBuffer) || state.byteLength !== STATE_BYTES) {
+      throw typeError(`${name}.state`, `a SharedArrayBuffer of ${STATE_BYTES} bytes`, state);
+    }
+    if (new Float64Array(state, 0, 1)[0] !== handle.windowMs) {
+      throw new RangeError(`${name}.windowMs does not match the windows in ${name}.state`);
+    }
+    if (!Array.isArray(sketches) || sketches.length !== 3) {
+      throw typeError(`${name}.sketches`, 'an array of three sketch handles', sketches);
+    }
+    const attached = sketches.map((sketch) => CountMinSketch.attach(sketch));
+    return new Windows(handle.windowMs, attached, state, now);
+  }
+
+  get handle(): WindowsHandle {
+    if (this.state === null) {
+      throw new TypeError('handle is only defined with shared: true');
+    }
+    return {
+      windowMs: this.windowMs,
+      state: this.state,
+      sketches: this.sketches.map((sketch) => sketch.handle),
+    };
+  }
+
+  /** Bytes of the three sketches. */
+  get memoryBytes(): number {
+    return this.sketches.reduce((sum, sketch) => sum + sketch.memoryBytes, 0);
+  }
+
+  /** The part of the current window elapsed at the last `advance`, in [0, 1). */
+  get fraction(): number {
+    return (this.time - this.start) / this.windowMs;
+  }
+
+  /** Reads the clock; on a new window, rolls (see the top comment). */
+  advance(): void {
+    const time = this.now();
+    if (typeof time !== 'number' || time - time !== 0) {
+      throw typeError('now()', 'a finite number of milliseconds', time);
+    }
+    const window = Math.floor(time / this.windowMs);
+    if (window !== this.window) {
+      if (window < this.window) {
+        this.time = this.start; // the clock stepped back: stand still
+        return;
+      }
+      this.roll(window);
+    }
+    this.time = time;
+  }
+
+  private roll(window: number): void {
+    const sketches = this.sketches;
+    this.hold(slotOf(window), window);
+    this.hold(slotOf(window + 1), window + 1);
+    const previous = slotOf(window - 1);
+    const tag = Atomics.load(this.tags, previous);
+    this.previous = tag >= 0 && tag >> 1 === holds(window - 1) >> 1 ? sketches[previous] : null;
+    this.current = sketches[slotOf(window)];
+    this.window = window;
+    this.start = window * this.windowMs;
+  }
+
+  /** Makes sketch `slot` hold `window` (cleared for it), unless it already holds it or later. */
+  private hold(slot: number, window: number): void {
+    const tags = this.tags;
+    const wanted = holds(window);
+    const clearing = wanted + 1;
+    const counters = this.sketches[slot].counters;
+    for (;;) {
+      const tag = Atomics.load(tags, slot);
+      if (tag === wanted) return;
+      if (tag === EMPTY) {
+        if (Atomics.compareExchange(tags, slot, EMPTY, wanted) === EMPTY) return;
+      } else if (tag === clearing) {
+        counters.clearWhile(tags, slot, clearing); // help: never wait for the elected thread
+        Atomics.compareExchange(tags, slot, clearing, wanted);
+      } else if (!isBefore(tag, window)) {
+        return; // the sketch already moved past `window`: this thread's clock read is stale
+      } else if (Atomics.compareExchange(tags, slot, tag, clearing) === tag) {
+        counters.clearWhile(tags, slot, clearing);
+        Atomics.compareExchange(tags, slot, clearing, wanted);
+      }
+    }
+  }
+}
