@@ -12,9 +12,9 @@
  * `tryAcquire` adds, reads the estimate, and takes the amount back at once if it is over the
  * limit: add, check, undo, in the same call, so no undo is ever lost, and the count never stays
  * above the limit because of one. Across threads it never lets more than `limit` in at once:
- * of the guards held at any moment, the one that was added last saw, when it checked, every one
- * of them already added and none released, so its estimate was at least their number, and it
- * passed only if that was at most `limit`. (Two threads that add at once may both see the other
+ * of the guards held at any moment, the one whose add finished last read the estimate after
+ * that, when every one of them was added in every row and none released, so its estimate was
+ * at least their number, and it passed only if that was at most `limit`. (Two threads that add at once may both see the other
  * and both give up: a refusal the limit did not require, never an admission it forbids.)
  *
  * A guard that is never released and is garbage collected: its amount is given back by a
@@ -138,8 +138,21 @@ export class Inflight {
     hasher.hash(key);
     const h1 = hasher.h1;
     const h2 = hasher.h2;
-    const count = sketch.addByHash(h1, h2, n);
+    const count = this.add(h1, h2, n);
     return new InflightGuard(new Holding(this, h1, h2, n), count);
+  }
+
+  /**
+   * Adds n; the estimate after. In shared memory, read again once the add is done: the add's
+   * own result, the least of its rows' new values, may be from rows read while other threads
+   * were between rows (A adds to row 1, B to rows 1 and 2, A to row 2: both see 1 as the least
+   * of what they wrote), so it can miss a guard that another thread already holds. A read after
+   * the whole add cannot: each row then holds every add that finished before it.
+   */
+  private add(h1: number, h2: number, n: number): number {
+    const sketch = this.sketch;
+    const count = sketch.addByHash(h1, h2, n);
+    return sketch.shared ? sketch.estimateHash(h1, h2) : count;
   }
 
   /**
@@ -154,7 +167,7 @@ export class Inflight {
     hasher.hash(key);
     const h1 = hasher.h1;
     const h2 = hasher.h2;
-    const count = sketch.addByHash(h1, h2, n);
+    const count = this.add(h1, h2, n);
     if (count > limit) {
       sketch.addByHash(h1, h2, -n);
       return null;

@@ -1,0 +1,31 @@
+/**
+ * Run by inflight.test.ts in a child process with --expose-gc: guards dropped without release
+ * are collected, and their amounts come back. Prints what it saw as JSON.
+ *
+ * Under test/, so `node --test` may load it without --expose-gc: it then does nothing.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inflight } from '../../src/index.js';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc !== undefined) {
+  const inflight = new Inflight();
+  const kept = inflight.acquire('k');
+  (() => {
+    inflight.acquire('k');
+    inflight.acquire('k');
+  })();
+  const before = inflight.estimate('k');
+  for (let i = 0; i < 50 && inflight.leaked < 2; i++) {
+    gc();
+    await sleep(10);
+  }
+  const result = {
+    before,
+    after: inflight.estimate('k') - 1,
+    leaked: inflight.leaked,
+    kept: inflight.estimate('k'),
+  };
+  kept.release();
+  process.stdout.write(JSON.stringify(result));
+}
