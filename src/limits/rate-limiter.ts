@@ -187,7 +187,7 @@ export class RateLimiter {
   private slidingWindow(windows: Windows, h1: number, h2: number, cost: number) {
     const limit = this.limit;
     const windowMs = this.windowMs;
-    const previous = windows.previous === null ? 0 : windows.previous.estimateHash(h1, h2);
+    const previous = windows.previousEstimate(h1, h2);
     const carried = previous * (1 - windows.fraction);
     // The most the current window may hold: an integer, since counts are.
     const ceiling = Math.floor(limit - carried);
@@ -218,11 +218,9 @@ export class RateLimiter {
 
   private gcra(windows: Windows, grid: GcraGrid, h1: number, h2: number, cost: number) {
     const { ticksPerMs, intervalTicks, horizonTicks } = grid;
-    const nowTicks = Math.floor((windows.time - windows.start) * ticksPerMs);
     // The previous era's TAT, in ticks from this era's start (a key it never saw: below 0).
-    const previous = windows.previous;
-    const carried =
-      previous === null ? 0 : previous.estimateHash(h1, h2) - windows.windowMs * ticksPerMs;
+    const carried = windows.previousEstimate(h1, h2) - windows.windowMs * ticksPerMs;
+    const nowTicks = Math.floor((windows.time - windows.start) * ticksPerMs);
     const floor = Math.max(carried, nowTicks);
     const ceiling = nowTicks + horizonTicks;
     const current = windows.current;

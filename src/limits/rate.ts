@@ -117,9 +117,9 @@ export class Rate {
     windows.advance();
     const hasher = windows.hasher;
     hasher.hash(key);
-    const previous = windows.previous;
+    const previous = windows.previousEstimate(hasher.h1, hasher.h2);
     return {
-      previous: previous === null ? 0 : previous.estimateHash(hasher.h1, hasher.h2),
+      previous,
       current: windows.current.estimateHash(hasher.h1, hasher.h2),
       fraction: windows.fraction,
       windowMs: this.windowMs,
@@ -135,8 +135,7 @@ export class Rate {
     windows.advance();
     const hasher = windows.hasher;
     hasher.hash(key);
-    const previous = windows.previous;
-    const before = previous === null ? 0 : previous.estimateHash(hasher.h1, hasher.h2);
+    const before = windows.previousEstimate(hasher.h1, hasher.h2);
     const current = windows.current.estimateHash(hasher.h1, hasher.h2);
     return ((before * (1 - windows.fraction) + current) * 1000) / this.windowMs;
   }

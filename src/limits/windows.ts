@@ -27,14 +27,17 @@
  * check and the compare-and-set changed the cell (it fails); one that writes after it adds to
  * zero. A descheduled sweeper that wakes up late finds the tag moved on and stops.
  *
+ * Reading the previous window. A thread that read the clock at the end of window n may read
+ * window n - 1's sketch just as another thread, already in window n + 1, clears it for window
+ * n + 2. So the read is checked afterwards, as a seqlock reader checks its sequence: if the
+ * sketch's tag still says n - 1, no cell was zeroed before the read ended (a sweep starts only
+ * after its tag changes), else the clock is read again and the read made in the new window.
+ *
  * What a descheduled thread can do. A thread that read the clock in window n and is descheduled
  * for a whole window before it writes its event writes it into the sketch of window n, which
  * by then may be cleared for window n + 3: the event then shows in that later window (an
- * overestimate there, never a lost or negative count). A thread descheduled for a whole window
- * between reading the clock and reading the previous window's sketch may find it being cleared
- * and read it low; the sliding estimate weighs that window by the part of the current window
- * still to come, which is then next to nothing. Both need a thread to stall for longer than
- * `windowMs` in the middle of one call.
+ * overestimate there, never a lost or negative count). It needs a thread to stall for longer
+ * than `windowMs` in the middle of one call.
  *
  * A clock that steps back (NTP) is treated as standing still until it passes the time this
  * object last saw: windows only move forward.
@@ -99,6 +102,9 @@ export class Windows {
   /** The clock's time at the last `advance`, never before `start`. */
   time = 0;
   private window = Number.NaN;
+  /** The previous window's sketch and the tag it had when this object rolled. */
+  private previousSlot = 0;
+  private previousTag = EMPTY;
   private readonly state: SharedArrayBuffer | null;
   private readonly tags: Int32Array;
   private readonly now: () => number;
@@ -193,6 +199,23 @@ export class Windows {
     this.time = time;
   }
 
+  /**
+   * The estimate of the key hashed to (h1, h2) in the previous window (0 if it counted
+   * nothing), checked against a clear that began meanwhile (see the top comment).
+   */
+  previousEstimate(h1: number, h2: number): number {
+    for (;;) {
+      const previous = this.previous;
+      if (previous === null) return 0;
+      const value = previous.estimateHash(h1, h2);
+      if (Atomics.load(this.tags, this.previousSlot) === this.previousTag) return value;
+      const window = this.window;
+      this.advance();
+      // Another thread's clock is ahead of this one's: what it clears is gone for it too.
+      if (this.window === window) return value;
+    }
+  }
+
   private roll(window: number): void {
     const sketches = this.sketches;
     this.hold(slotOf(window), window);
@@ -200,6 +223,8 @@ export class Windows {
     const previous = slotOf(window - 1);
     const tag = Atomics.load(this.tags, previous);
     this.previous = tag >= 0 && tag >> 1 === holds(window - 1) >> 1 ? sketches[previous] : null;
+    this.previousSlot = previous;
+    this.previousTag = tag;
     this.current = sketches[slotOf(window)];
     this.window = window;
     this.start = window * this.windowMs;
