@@ -77,8 +77,13 @@ export function gcraGrid(limit: number, windowMs: number, burst: number): GcraGr
     return grid(exactRate, exactTicks, burst, true);
   }
   const intervalMs = windowMs / limit;
-  // The finest grid that fits: ticksPerMs * intervalMs * burst <= 2^29, at most exactRate.
-  const ticksPerMs = Math.min(exactRate, Math.floor(MAX_HORIZON_TICKS / (burst * intervalMs)));
+  // The finest grid that fits: ticksPerMs * intervalMs * burst <= 2^29, and ticksPerMs <= 2^29
+  // (an era of eraMs then spans below 2^30 ticks, so cells stay below 2^31).
+  const ticksPerMs = Math.min(
+    exactRate,
+    MAX_HORIZON_TICKS,
+    Math.floor(MAX_HORIZON_TICKS / (burst * intervalMs)),
+  );
   const intervalTicks = Math.round(intervalMs * ticksPerMs);
   if (ticksPerMs < 1 || intervalTicks < MIN_INTERVAL_TICKS) {
     throw new RangeError(

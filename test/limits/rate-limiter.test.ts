@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { RateLimiter } from '../../src/index.js';
+import { gcraGrid } from '../../src/limits/gcra.js';
 
 const secret = new Uint8Array(16).fill(5);
 
@@ -346,10 +347,57 @@ test('bad options get a TypeError or RangeError naming them', () => {
       new RateLimiter({ limit: 1, windowMs: 7 * 86_400_000, algorithm: 'gcra', burst: 100, now }),
     { name: 'RangeError', message: /burst/ },
   );
+  // 2^31 - 1 a second: T is too fine a fraction of a millisecond for 32-bit time.
+  assert.throws(
+    () => new RateLimiter({ limit: 2 ** 31 - 1, windowMs: 1000, algorithm: 'gcra', burst: 1, now }),
+    { name: 'RangeError', message: /limit/ },
+  );
   const limiter = new RateLimiter(base);
   for (const cost of [-1, 1.5, 2 ** 31]) {
     assert.throws(() => limiter.check('k', cost), { name: 'RangeError', message: /cost/ });
   }
   assert.throws(() => limiter.check('k', '1' as never), { name: 'TypeError', message: /cost/ });
   assert.throws(() => limiter.check(null as never), { name: 'TypeError', message: /key/ });
+});
+
+test('gcra time grid: T a whole number of ticks, exact when it fits, else within 1/2000 of T; cells below 2^31', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      fc.integer({ min: 1, max: 2 ** 36 }),
+      fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      fc.boolean(),
+      (limit, windowMs, burstOrLimit, useLimit) => {
+        const burst = useLimit ? limit : burstOrLimit;
+        let grid: ReturnType<typeof gcraGrid>;
+        try {
+          grid = gcraGrid(limit, windowMs, burst);
+        } catch (error) {
+          assert.ok(error instanceof RangeError);
+          return;
+        }
+        const { ticksPerMs, intervalTicks, horizonTicks, eraMs, exact } = grid;
+        assert.ok(Number.isInteger(ticksPerMs) && ticksPerMs >= 1);
+        assert.ok(Number.isInteger(intervalTicks) && intervalTicks >= 1);
+        assert.equal(horizonTicks, burst * intervalTicks);
+        assert.ok(horizonTicks <= 2 ** 29);
+        assert.ok(eraMs * ticksPerMs >= horizonTicks, 'an era spans a whole horizon');
+        assert.ok(eraMs * ticksPerMs + horizonTicks < 2 ** 31, 'cells stay below 2^31');
+        const intervalMs = windowMs / limit;
+        const gridMs = intervalTicks / ticksPerMs;
+        if (exact) assert.equal(intervalTicks * limit, windowMs * ticksPerMs);
+        else assert.ok(Math.abs(gridMs - intervalMs) <= intervalMs / 2000);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  // Round figures fit exactly.
+  for (const [limit, windowMs] of [
+    [100, 60_000],
+    [3, 1000],
+    [5000, 86_400_000],
+    [1_000_000, 1000],
+  ]) {
+    assert.equal(gcraGrid(limit, windowMs, limit).exact, true);
+  }
 });
