@@ -96,6 +96,14 @@ function checkAlgorithm(value: unknown): RateLimitAlgorithm {
   return value;
 }
 
+/**
+ * What a limiter's windows are for (see Windows.create): the rule and its parameters, so that a
+ * handle whose fields were changed on the way cannot read the cells by another rule.
+ */
+function limiterPurpose(limit: number, windowMs: number, algorithm: string, burst: number) {
+  return algorithm === 'gcra' ? [3, limit, windowMs, burst] : [2, limit, windowMs];
+}
+
 export class RateLimiter {
   readonly limit: number;
   readonly windowMs: number;
@@ -129,7 +137,8 @@ export class RateLimiter {
       this.windows = attached;
     } else {
       const now = checkClock(options.now);
-      this.windows = Windows.create(spanMs, sketchOptions(options, true), now);
+      const purpose = limiterPurpose(limit, windowMs, algorithm, burst);
+      this.windows = Windows.create(spanMs, sketchOptions(options, true), now, purpose);
     }
   }
 
@@ -140,8 +149,10 @@ export class RateLimiter {
     if (handle === null || typeof handle !== 'object') {
       throw typeError('handle', "a shared RateLimiter's handle", handle);
     }
-    const windows = Windows.attach('handle.windows', handle.windows, checkClock(options.now));
     const { limit, windowMs, algorithm, burst } = handle;
+    const purpose = limiterPurpose(limit, windowMs, algorithm, burst);
+    const now = checkClock(options.now);
+    const windows = Windows.attach('handle.windows', handle.windows, now, purpose);
     return new RateLimiter(
       algorithm === 'gcra' ? { limit, windowMs, algorithm, burst } : { limit, windowMs, algorithm },
       windows,

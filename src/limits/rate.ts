@@ -46,6 +46,9 @@ export interface RateComponents {
 
 const OPTION_NAMES = ['windowMs', 'now', 'conservative', ...LIMIT_SKETCH_OPTION_NAMES];
 
+/** What Rate's windows are for (see Windows.create); the limiters use 2 and 3. */
+const RATE_PURPOSE = [1];
+
 /** The longest window: the window number of any clock time must be an exact integer. */
 const MAX_WINDOW_MS = Number.MAX_SAFE_INTEGER;
 
@@ -69,14 +72,14 @@ export class Rate {
     const conservative = options.conservative ?? false;
     const sketch = { ...sketchOptions(options, false), conservative };
     this.windowMs = windowMs;
-    this.windows = Windows.create(windowMs, sketch, checkClock(options.now));
+    this.windows = Windows.create(windowMs, sketch, checkClock(options.now), RATE_PURPOSE);
   }
 
   /** The same Rate as the one `handle` came from, over the same shared memory. */
   static attach(handle: WindowsHandle, options: { now?: () => number } = {}): Rate {
     checkOptions(options);
     checkOptionNames('options', options, ['now']);
-    const windows = Windows.attach('handle', handle, checkClock(options.now));
+    const windows = Windows.attach('handle', handle, checkClock(options.now), RATE_PURPOSE);
     checkWindowMs(windows.windowMs, 'handle.windowMs');
     return new Rate({ windowMs: windows.windowMs }, windows);
   }

@@ -58,7 +58,14 @@ export interface WindowsHandle {
   sketches: SketchHandle[];
 }
 
+/**
+ * The shared state: windowMs (f64, bytes 0-7), the three tags (Int32 words 2-4), and from byte
+ * 24 what the windows are for (up to 5 f64: the kind of limit and its parameters), which
+ * `attach` checks, so that a handle altered on its way cannot read the cells another way.
+ */
 const STATE_BYTES = 64;
+const PURPOSE = 3;
+const PURPOSE_WORDS = 5;
 /** Int32 index of the first tag (after the f64 windowMs). */
 const TAGS = 2;
 const EMPTY = -1;
@@ -125,25 +132,39 @@ export class Windows {
     this.now = now;
   }
 
-  /** Three new sketches made with `options` (one secret for the three). */
+  /**
+   * Three new sketches made with `options` (one secret for the three); `purpose` (at most 5
+   * numbers: what reads them, and how) is kept in shared state for `attach` to check.
+   */
   static create(
     windowMs: number,
     options: CountMinOptions & { secret: Uint8Array },
     now: () => number,
+    purpose: readonly number[],
   ): Windows {
     const sketches = [0, 1, 2].map(() => new CountMinSketch(options));
     let state: SharedArrayBuffer | null = null;
     if (options.shared === true) {
       state = new SharedArrayBuffer(STATE_BYTES);
-      new Float64Array(state, 0, 1)[0] = windowMs;
+      const words = new Float64Array(state);
+      words[0] = windowMs;
+      words.set(purpose, PURPOSE);
     }
     const windows = new Windows(windowMs, sketches, state, now);
     windows.tags.fill(EMPTY);
     return windows;
   }
 
-  /** The windows of `handle`, in this thread; `name` is what errors call the handle. */
-  static attach(name: string, handle: WindowsHandle, now: () => number): Windows {
+  /**
+   * The windows of `handle`, in this thread; `name` is what errors call the handle. RangeError
+   * unless they were created for `purpose`.
+   */
+  static attach(
+    name: string,
+    handle: WindowsHandle,
+    now: () => number,
+    purpose: readonly number[],
+  ): Windows {
     if (handle === null || typeof handle !== 'object') {
       throw typeError(name, 'the handle of shared windows', handle);
     }
@@ -151,8 +172,14 @@ export class Windows {
     if (!(state instanceof SharedArrayBuffer) || state.byteLength !== STATE_BYTES) {
       throw typeError(`${name}.state`, `a SharedArrayBuffer of ${STATE_BYTES} bytes`, state);
     }
-    if (new Float64Array(state, 0, 1)[0] !== handle.windowMs) {
+    const words = new Float64Array(state);
+    if (words[0] !== handle.windowMs) {
       throw new RangeError(`${name}.windowMs does not match the windows in ${name}.state`);
+    }
+    for (let i = 0; i < PURPOSE_WORDS; i++) {
+      if (words[PURPOSE + i] !== (purpose[i] ?? 0)) {
+        throw new RangeError(`${name} is not the handle of windows made for this (other options)`);
+      }
     }
     if (!Array.isArray(sketches) || sketches.length !== 3) {
       throw typeError(`${name}.sketches`, 'an array of three sketch handles', sketches);

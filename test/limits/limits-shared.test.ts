@@ -254,3 +254,45 @@ test('shared Inflight, 4 workers: never more than limit holders of a key at once
   for (let key = 0; key < 8; key++) assert.equal(inflight.estimate(key), 0);
   assert.equal(inflight.sketch.total, 0);
 });
+
+test('attach refuses what is not a handle of its kind, naming the field', () => {
+  const rate = new Rate({ windowMs: 1000, shared: true, secret });
+  const limiter = new RateLimiter({ limit: 5, windowMs: 1000, shared: true, secret });
+  const inflight = new Inflight({ shared: true, secret });
+  assert.throws(() => Rate.attach(null as never), { name: 'TypeError', message: /handle/ });
+  assert.throws(() => Rate.attach({ ...rate.handle, state: new ArrayBuffer(64) } as never), {
+    name: 'TypeError',
+    message: /handle\.state/,
+  });
+  assert.throws(() => Rate.attach({ ...rate.handle, windowMs: 999 }), {
+    name: 'RangeError',
+    message: /windowMs/,
+  });
+  assert.throws(() => Rate.attach({ ...rate.handle, sketches: [] }), {
+    name: 'TypeError',
+    message: /sketches/,
+  });
+  assert.throws(() => RateLimiter.attach({ ...limiter.handle, algorithm: 'gcra' }), {
+    name: 'RangeError',
+    message: /handle/,
+  });
+  assert.throws(() => RateLimiter.attach(rate.handle as never), {
+    name: 'TypeError',
+    message: /handle/,
+  });
+  assert.throws(() => Inflight.attach({} as never), { name: 'TypeError', message: /handle/ });
+  assert.throws(() => Rate.attach(rate.handle, { now: 1 } as never), {
+    name: 'TypeError',
+    message: /now/,
+  });
+  // A limiter attached in this thread is the same limiter.
+  const again = RateLimiter.attach(limiter.handle);
+  for (let i = 0; i < 5; i++) assert.ok(limiter.check('k').allowed);
+  assert.equal(again.check('k').allowed, false);
+  const other = Inflight.attach(inflight.handle);
+  const guard = inflight.acquire('x', 3);
+  assert.equal(other.estimate('x'), 3);
+  guard.release();
+  assert.equal(other.estimate('x'), 0);
+  assert.equal(Rate.attach(rate.handle).observe('y', 2) - rate.peek('y'), 0);
+});
