@@ -97,23 +97,70 @@ export function rotate(
   competitors: readonly Competitor[],
   options: RotationOptions,
 ): Map<string, number[]> {
-  const { operations, warmupOperations, runs, log } = options;
+  const { operations, warmupOperations, runs } = options;
   for (let i = 0; i < 3; i++) {
     for (const competitor of competitors) competitor.run(warmupOperations);
   }
-  const results = new Map<string, number[]>();
-  for (const competitor of competitors) results.set(competitor.name, []);
+  const rounds = new Rounds(competitors, options);
   for (let round = 0; round < runs; round++) {
-    const parts: string[] = [];
     for (const competitor of competitors) {
       collectGarbage();
-      const ns = competitor.run(operations) / operations;
-      results.get(competitor.name)?.push(ns);
-      parts.push(`${competitor.name} ${formatNs(ns)}`);
+      rounds.record(competitor, competitor.run(operations));
     }
-    log(`    round ${round + 1}/${runs}: ${parts.join(', ')}`);
+    rounds.end(round);
   }
-  return results;
+  return rounds.results;
+}
+
+/** A competitor whose operations are asynchronous (a peer's API that returns promises). */
+export interface AsyncCompetitor {
+  readonly name: string;
+  /** Runs `count` operations and resolves to the nanoseconds they took. */
+  run(count: number): number | Promise<number>;
+}
+
+/** `rotate`, for competitors some of which are asynchronous. */
+export async function rotateAsync(
+  competitors: readonly AsyncCompetitor[],
+  options: RotationOptions,
+): Promise<Map<string, number[]>> {
+  const { operations, warmupOperations, runs } = options;
+  for (let i = 0; i < 3; i++) {
+    for (const competitor of competitors) await competitor.run(warmupOperations);
+  }
+  const rounds = new Rounds(competitors, options);
+  for (let round = 0; round < runs; round++) {
+    for (const competitor of competitors) {
+      collectGarbage();
+      rounds.record(competitor, await competitor.run(operations));
+    }
+    rounds.end(round);
+  }
+  return rounds.results;
+}
+
+/** The figures of a rotation, round by round, and its log lines. */
+class Rounds {
+  readonly results = new Map<string, number[]>();
+  private parts: string[] = [];
+
+  constructor(
+    competitors: readonly { name: string }[],
+    private readonly options: RotationOptions,
+  ) {
+    for (const competitor of competitors) this.results.set(competitor.name, []);
+  }
+
+  record(competitor: { name: string }, ns: number): void {
+    const perOperation = ns / this.options.operations;
+    this.results.get(competitor.name)?.push(perOperation);
+    this.parts.push(`${competitor.name} ${formatNs(perOperation)}`);
+  }
+
+  end(round: number): void {
+    this.options.log(`    round ${round + 1}/${this.options.runs}: ${this.parts.join(', ')}`);
+    this.parts = [];
+  }
 }
 
 /** The rounds of one competitor (its name must be in the rotation). */

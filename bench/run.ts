@@ -14,6 +14,7 @@ import { accuracySuite } from './accuracy.js';
 import { cliSuite } from './cli.js';
 import { cliLargeKSuite } from './cli-large-k.js';
 import { incrementSuite } from './increment.js';
+import { limitsSuite } from './limits.js';
 import {
   type BenchOptions,
   checksumOfAll,
@@ -36,6 +37,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['cli', cliSuite],
   ['cli-large-k', cliLargeKSuite],
   ['table', tableSuite],
+  ['limits', limitsSuite],
 ];
 
 const RUNS = 5;

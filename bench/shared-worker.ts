@@ -13,6 +13,8 @@
  *   the buffer transferred), after the start line, for the Map competitor.
  * - `pingpong`: two workers hand one shared word back and forth `count` times: the time of a
  *   handoff is what moving a written cache line from one core to the other costs here.
+ * - `limiter-feeder`: attached to a shared RateLimiter (bench/limits.ts); times `check` over
+ *   the seed workload's client addresses, after the start line, as `feeder` does.
  *
  * Every worker generates the seed workload's keys (the same in every worker) and its own
  * uniform events, before timing. Messages: main -> worker `{ count, line }` runs once (after the
@@ -22,15 +24,21 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { KeyHasher } from '../src/hash/key-hasher.js';
 import { hashKeyWords, randomSecret } from '../src/hash/secret.js';
-import { CountMinSketch, type SketchHandle } from '../src/index.js';
+import {
+  CountMinSketch,
+  RateLimiter,
+  type RateLimiterHandle,
+  type SketchHandle,
+} from '../src/index.js';
 import { Prng } from './prng.js';
-import { intKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
+import { intKeys, ipKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
 
 export type WorkerRole =
   | { role: 'increment'; kind: IncrementKind; width: number; depth: number }
   | { role: 'feeder'; handle: SketchHandle; start: Int32Array }
   | { role: 'producer'; start: Int32Array; batch: number }
-  | { role: 'pingpong'; start: Int32Array; cell: Int32Array; side: 0 | 1 };
+  | { role: 'pingpong'; start: Int32Array; cell: Int32Array; side: 0 | 1 }
+  | { role: 'limiter-feeder'; handle: RateLimiterHandle; start: Int32Array };
 
 /**
  * What an `increment` worker times: a local or shared sketch on the default (WebAssembly)
@@ -59,6 +67,15 @@ const events = uniformEvents(setup.events, KEY_COUNT, new Prng(setup.seed));
 function sketchLoop(sketch: CountMinSketch, count: number): number {
   let sum = 0;
   for (let i = 0; i < count; i++) sum = (sum + sketch.increment(keys[events[i]])) | 0;
+  return sum;
+}
+
+/** Client addresses, for limiter feeders only. */
+const addresses = setup.role === 'limiter-feeder' ? ipKeys(KEY_COUNT, new Prng(SEED)) : [];
+
+function limiterLoop(limiter: RateLimiter, count: number): number {
+  let sum = 0;
+  for (let i = 0; i < count; i++) sum = (sum + limiter.check(addresses[events[i]]).remaining) | 0;
   return sum;
 }
 
@@ -126,6 +143,7 @@ function result(t: bigint, startMs: number, checksum: number): RunResult {
 }
 
 let sketch: CountMinSketch | undefined;
+let limiter: RateLimiter | undefined;
 
 function run(count: number, line: number): RunResult {
   const role = setup as WorkerRole;
@@ -136,6 +154,13 @@ function run(count: number, line: number): RunResult {
     const startMs = now();
     const t = process.hrtime.bigint();
     return result(t, startMs, sketchLoop(sketch, count));
+  }
+  if (role.role === 'limiter-feeder') {
+    limiter ??= RateLimiter.attach(role.handle);
+    startLine(role.start, line);
+    const startMs = now();
+    const t = process.hrtime.bigint();
+    return result(t, startMs, limiterLoop(limiter, count));
   }
   if (role.role === 'pingpong') {
     startLine(role.start, line);
@@ -168,6 +193,10 @@ if (setup.role === 'feeder') {
   // monomorphic.
   const warm = new CountMinSketch({ width: 1024, depth: 4, shared: true });
   for (let i = 0; i < 3; i++) sketchLoop(warm, 200_000);
+} else if (setup.role === 'limiter-feeder') {
+  const { limit, windowMs } = setup.handle;
+  const warm = new RateLimiter({ limit, windowMs, width: 1024, shared: true });
+  for (let i = 0; i < 3; i++) limiterLoop(warm, 200_000);
 } else if (setup.role === 'increment') {
   for (let i = 0; i < 3; i++) incrementRun(setup, 200_000);
 }

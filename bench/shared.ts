@@ -33,13 +33,13 @@ const WORKER = new URL('./shared-worker.js', import.meta.url);
 const MEMORY_CHILD = fileURLToPath(new URL('./shared-memory-child.js', import.meta.url));
 const BATCH = 1000;
 
-interface Runner {
+export interface Runner {
   run(count: number, line?: number): Promise<RunResult>;
   worker: Worker;
   close(): Promise<number>;
 }
 
-async function spawn(setup: WorkerSetup): Promise<Runner> {
+export async function spawn(setup: WorkerSetup): Promise<Runner> {
   const worker = new Worker(WORKER, { workerData: setup });
   const results: ((result: RunResult) => void)[] = [];
   worker.on('message', (message: unknown) => {
@@ -136,7 +136,7 @@ async function incrementCase(options: BenchOptions): Promise<Row[]> {
 // ---- 2. and 3. Two threads on one sketch; a Map fed by postMessage. ----
 
 /** Events per second of `count` events per feeder, all started at once, and each one's time. */
-async function feed(feeders: Runner[], start: Int32Array, line: number, count: number) {
+export async function feed(feeders: Runner[], start: Int32Array, line: number, count: number) {
   const pending = feeders.map((feeder) => feeder.run(count, line));
   release(start, line);
   const results = await Promise.all(pending);
@@ -278,7 +278,7 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
 
 const HANDOFFS = 1_000_000;
 
-async function handoffCase(options: BenchOptions): Promise<Row[]> {
+export async function handoffCase(options: BenchOptions): Promise<Row[]> {
   const { runs, log } = options;
   const start = new Int32Array(new SharedArrayBuffer(4));
   const ns: number[] = [];

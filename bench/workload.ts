@@ -98,3 +98,20 @@ export class ZipfSampler {
     return events;
   }
 }
+
+/**
+ * `count` distinct client addresses like `10.3.141.59` (IPv4-like, up to 2^24 of them), in a
+ * seeded random order: the key a rate limiter sees per client.
+ */
+export function ipKeys(count: number, prng: Prng): string[] {
+  if (count > 2 ** 24) throw new RangeError(`at most 2^24 addresses under 10/8; asked ${count}`);
+  const order = new Int32Array(count);
+  for (let i = 0; i < count; i++) order[i] = i;
+  for (let i = count - 1; i > 0; i--) {
+    const j = prng.below(i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  const keys: string[] = [];
+  for (const n of order) keys.push(`10.${n >>> 16}.${(n >>> 8) & 255}.${n & 255}`);
+  return flatten(keys);
+}

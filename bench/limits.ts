@@ -1,0 +1,301 @@
+/**
+ * The limits (issue 11): RateLimiter.check against the peers a Node user would reach for
+ * (rate-limiter-flexible's RateLimiterMemory, express-rate-limit's MemoryStore), against a bare
+ * sketch increment, GCRA against the sliding window, Inflight's acquire + release, memory over
+ * 1M clients in fresh child processes, and two threads on one shared RateLimiter.
+ *
+ * Workload: the seed workload's 1M distinct client addresses (`10.x.y.z`), and 1M events per
+ * run drawn uniformly over them, the same events for every competitor. Limits are generous
+ * (1M per minute for every limiter), so every request is allowed and every competitor does the
+ * same work: count it. The peers' calls return promises: each is awaited before the next, as a
+ * request handler awaits its limiter; that is the cost their users pay per request.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { MemoryStore } from 'express-rate-limit';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { CountMinSketch, Inflight, RateLimiter } from '../src/index.js';
+import type { LimiterMemoryCase, LimiterMemorySample } from './limits-memory-child.js';
+import {
+  type AsyncCompetitor,
+  type BenchOptions,
+  consume,
+  formatBytes,
+  formatNs,
+  formatRange,
+  formatRatio,
+  median,
+  nowNs,
+  type Row,
+  ratiosOf,
+  rotateAsync,
+  roundsOf,
+} from './measure.js';
+import { Prng } from './prng.js';
+import { feed, handoffCase, spawn } from './shared.js';
+import { ipKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
+
+const LIMIT = 1_000_000;
+const WINDOW_MS = 60_000;
+const EVENTS = 1_000_000;
+const MEMORY_CHILD = fileURLToPath(new URL('./limits-memory-child.js', import.meta.url));
+
+/** A timed loop over the events: `call` on each event's key, summing what it returns. */
+function timed(keys: readonly string[], events: Int32Array, call: (key: string) => number) {
+  return (count: number): number => {
+    const t = nowNs();
+    let sum = 0;
+    for (let i = 0; i < count; i++) sum = (sum + call(keys[events[i]])) | 0;
+    const ns = nowNs() - t;
+    consume(sum);
+    return ns;
+  };
+}
+
+/** The same, awaiting each call. */
+function timedAsync(
+  keys: readonly string[],
+  events: Int32Array,
+  call: (key: string) => Promise<number>,
+) {
+  return async (count: number): Promise<number> => {
+    const t = nowNs();
+    let sum = 0;
+    for (let i = 0; i < count; i++) sum = (sum + (await call(keys[events[i]]))) | 0;
+    const ns = nowNs() - t;
+    consume(sum);
+    return ns;
+  };
+}
+
+/** "A: x ns, B: y ns" with spreads, for a ratio row. */
+function detail(rounds: Map<string, number[]>, names: readonly string[]): string {
+  return names
+    .map((name) => {
+      const values = roundsOf(rounds, name);
+      const spread = Math.max(...values) / Math.min(...values);
+      return `${name} ${formatNs(median(values))}/call, spread ${formatRatio(spread)}`;
+    })
+    .join('; ');
+}
+
+/** Median ratio a / b within rounds, with its range and both figures. */
+function ratioRow(
+  rounds: Map<string, number[]>,
+  caseName: string,
+  a: string,
+  b: string,
+  target: { factor: number; faster: boolean } | null,
+): Row {
+  const ratios = target?.faster
+    ? ratiosOf(roundsOf(rounds, b), roundsOf(rounds, a))
+    : ratiosOf(roundsOf(rounds, a), roundsOf(rounds, b));
+  const ratio = median(ratios);
+  const unit = target?.faster ? 'faster' : 'its time';
+  const measured = `${formatRatio(ratio)} ${unit} (runs ${formatRange(ratios, formatRatio)}; ${detail(rounds, [a, b])})`;
+  if (target === null) return { case: caseName, measured, target: 'report only', met: null };
+  return {
+    case: caseName,
+    measured,
+    target: target.faster ? `>= ${target.factor}x faster` : `<= ${target.factor}x its time`,
+    met: target.faster ? ratio >= target.factor : ratio <= target.factor,
+  };
+}
+
+async function speedCase(options: BenchOptions): Promise<Row[]> {
+  const { runs, log } = options;
+  const keys = ipKeys(KEY_COUNT, new Prng(SEED));
+  const events = uniformEvents(EVENTS, KEY_COUNT, new Prng(SEED + 20));
+  log(
+    `  limits: 1M client addresses, ${EVENTS} events per run, limit ${LIMIT} per ${WINDOW_MS} ms`,
+  );
+
+  const sliding = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS });
+  const gcra = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'gcra' });
+  const sketch = new CountMinSketch();
+  const inflight = new Inflight();
+  const flexible = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
+  const store = new MemoryStore();
+  store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
+
+  const competitors: AsyncCompetitor[] = [
+    { name: 'check (sliding window)', run: timed(keys, events, (k) => sliding.check(k).remaining) },
+    { name: 'check (gcra)', run: timed(keys, events, (k) => gcra.check(k).remaining) },
+    { name: 'sketch.increment', run: timed(keys, events, (k) => sketch.increment(k)) },
+    {
+      name: 'Inflight acquire + release',
+      run: timed(keys, events, (k) => {
+        const guard = inflight.acquire(k);
+        guard.release();
+        return guard.count;
+      }),
+    },
+    {
+      name: 'RateLimiterMemory.consume',
+      run: timedAsync(keys, events, async (k) => (await flexible.consume(k)).remainingPoints),
+    },
+    {
+      name: 'MemoryStore.increment',
+      run: timedAsync(keys, events, async (k) => (await store.increment(k)).totalHits),
+    },
+  ];
+  const rounds = await rotateAsync(competitors, {
+    operations: EVENTS,
+    warmupOperations: 200_000,
+    runs,
+    log,
+  });
+  store.shutdown();
+  const check = 'check (sliding window)';
+  return [
+    ratioRow(
+      rounds,
+      '11.1 RateLimiter.check (sliding window) vs rate-limiter-flexible RateLimiterMemory.consume (awaited), 1M distinct client addresses',
+      check,
+      'RateLimiterMemory.consume',
+      { factor: 15, faster: true },
+    ),
+    ratioRow(
+      rounds,
+      "11.2 RateLimiter.check (sliding window) vs express-rate-limit's MemoryStore.increment (awaited)",
+      check,
+      'MemoryStore.increment',
+      { factor: 10, faster: true },
+    ),
+    ratioRow(
+      rounds,
+      '11.4 check vs a bare sketch.increment (default 16384x4) on the same keys',
+      check,
+      'sketch.increment',
+      { factor: 2.5, faster: false },
+    ),
+    ratioRow(rounds, '11.5 check: gcra vs sliding window', 'check (gcra)', check, null),
+    ratioRow(
+      rounds,
+      '11.6 Inflight acquire + release vs one sketch.increment',
+      'Inflight acquire + release',
+      'sketch.increment',
+      { factor: 2.5, faster: false },
+    ),
+  ];
+}
+
+function measureInChild(which: LimiterMemoryCase): LimiterMemorySample {
+  const child = spawnSync(process.execPath, ['--expose-gc', MEMORY_CHILD, which], {
+    encoding: 'utf8',
+    maxBuffer: 1024 * 1024,
+  });
+  if (child.status !== 0) {
+    throw new Error(
+      `limits memory child "${which}" failed (status ${child.status}): ${child.stderr}`,
+    );
+  }
+  const lines = child.stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]) as LimiterMemorySample;
+}
+
+const MEMORY_CASES: readonly LimiterMemoryCase[] = [
+  'baseline',
+  'hotcount RateLimiter',
+  'rate-limiter-flexible RateLimiterMemory',
+  'express-rate-limit MemoryStore',
+];
+
+/** Heap and external growth over 1M clients, one fresh child per case and round. */
+function memoryCase(options: BenchOptions): Row[] {
+  const { runs, log } = options;
+  log('  limits memory: 1M distinct clients, one request each, one child per run');
+  const samples = new Map<LimiterMemoryCase, LimiterMemorySample[]>(
+    MEMORY_CASES.map((c) => [c, []]),
+  );
+  for (let round = 0; round < runs; round++) {
+    const parts: string[] = [];
+    for (const which of MEMORY_CASES) {
+      const sample = measureInChild(which);
+      samples.get(which)?.push(sample);
+      parts.push(`${which} ${formatBytes(sample.heapUsedBytes + sample.externalBytes)}`);
+    }
+    log(`    round ${round + 1}/${runs}: ${parts.join(', ')}`);
+  }
+  const growth = (which: LimiterMemoryCase) =>
+    (samples.get(which) ?? []).map((s) => s.heapUsedBytes + s.externalBytes);
+  const describe = (which: LimiterMemoryCase) => {
+    const list = samples.get(which) ?? [];
+    const heap = median(list.map((s) => s.heapUsedBytes));
+    const external = median(list.map((s) => s.externalBytes));
+    const rss = median(list.map((s) => s.maxRssBytes));
+    return `${formatBytes(median(growth(which)))} (heap ${formatBytes(heap)}, external ${formatBytes(external)}; runs ${formatRange(growth(which), formatBytes)}); maxRSS ${formatBytes(rss)}`;
+  };
+  const hotcount = samples.get('hotcount RateLimiter') ?? [];
+  const sketches = hotcount[0]?.memoryBytes ?? 0;
+  const beyond = median(growth('hotcount RateLimiter')) - sketches;
+  return [
+    {
+      case: `11.3 memory: hotcount RateLimiter over 1M distinct clients, beyond its sketches (memoryBytes ${formatBytes(sketches)})`,
+      measured: `${formatBytes(beyond)} beyond; growth ${describe('hotcount RateLimiter')}`,
+      target: '< 1 MiB beyond its sketches',
+      met: beyond < 1024 * 1024,
+    },
+    {
+      case: '11.3 memory: rate-limiter-flexible RateLimiterMemory over 1M distinct clients',
+      measured: describe('rate-limiter-flexible RateLimiterMemory'),
+      target: 'report only',
+      met: null,
+    },
+    {
+      case: '11.3 memory: express-rate-limit MemoryStore over 1M distinct clients',
+      measured: describe('express-rate-limit MemoryStore'),
+      target: 'report only',
+      met: null,
+    },
+    {
+      case: '11.3 memory: baseline child (the 1M addresses, no limiter)',
+      measured: describe('baseline'),
+      target: 'report only',
+      met: null,
+    },
+  ];
+}
+
+/** Two threads checking one shared RateLimiter, against one thread, in the same rounds. */
+async function threadsCase(options: BenchOptions): Promise<Row[]> {
+  const { runs, log } = options;
+  const limiter = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS, shared: true });
+  const start = new Int32Array(new SharedArrayBuffer(4));
+  const events = EVENTS;
+  const feeders = [
+    await spawn({ role: 'limiter-feeder', handle: limiter.handle, start, events, seed: SEED + 30 }),
+    await spawn({ role: 'limiter-feeder', handle: limiter.handle, start, events, seed: SEED + 31 }),
+  ];
+  const one: number[] = [];
+  const two: number[] = [];
+  let line = 0;
+  for (let round = 0; round < runs; round++) {
+    one.push((await feed(feeders.slice(0, 1), start, ++line, events)).rate);
+    const both = await feed(feeders, start, ++line, events);
+    two.push(both.rate);
+    log(
+      `    round ${round + 1}/${runs}: 1 thread ${formatNs(1e9 / one[round])}/check, ` +
+        `2 threads ${(two[round] / one[round]).toFixed(2)}x its throughput (${both.detail})`,
+    );
+  }
+  await Promise.all(feeders.map((feeder) => feeder.close()));
+  const ratios = ratiosOf(two, one);
+  return [
+    {
+      case: '11.7 two threads on one shared RateLimiter (sliding window, default 16384x4) vs one thread, checks per second',
+      measured: `${formatRatio(median(ratios))} the throughput (runs ${formatRange(ratios, formatRatio)}; one thread ${formatNs(1e9 / median(one))}/check)`,
+      target: 'report only',
+      met: null,
+    },
+  ];
+}
+
+export async function limitsSuite(options: BenchOptions): Promise<Row[]> {
+  const rows = await speedCase(options);
+  rows.push(...memoryCase(options));
+  rows.push(...(await threadsCase(options)));
+  // The cache-line handoff beside the two-thread figure: what a shared write costs here.
+  rows.push(...(await handoffCase(options)));
+  return rows;
+}
