@@ -28,16 +28,16 @@
  * with a clock in whole milliseconds (Date.now) GCRA runs with no rounding at all, and its
  * guarantees hold as stated. That needs burst * windowMs / g <= 2^29 ticks. When it does not
  * (say 7777 requests a day: g = 1), the grid falls back to the finest whole number of ticks per
- * millisecond that fits, and T is rounded to the nearest tick (at most half a tick, and a tick
- * is then at most 1/1000 of T): the guarantees hold for that T. When even a tick of 1 ms cannot
+ * millisecond that fits, and T is rounded to the nearest tick (within a tick, and a tick is
+ * then at most 1/2000 of T): the guarantees hold for that T. When even a tick of 1 ms cannot
  * hold burst * T (burst * T over 2^29 ms, about 6.2 days), the options are refused. A clock
  * with fractions of a millisecond is read to the tick below.
  */
 
 /** The most ticks a key's TAT may run ahead of the clock: burst * T. */
 const MAX_HORIZON_TICKS = 2 ** 29;
-/** In the fallback grid, T spans at least this many ticks (rounding T by at most 0.05%). */
-const MIN_INTERVAL_TICKS = 1000;
+/** In the fallback grid, T spans at least this many ticks (rounding T by at most 1/2000). */
+const MIN_INTERVAL_TICKS = 2000;
 
 export interface GcraGrid {
   /** Ticks per millisecond (an integer). */
@@ -84,7 +84,12 @@ export function gcraGrid(limit: number, windowMs: number, burst: number): GcraGr
     MAX_HORIZON_TICKS,
     Math.floor(MAX_HORIZON_TICKS / (burst * intervalMs)),
   );
-  const intervalTicks = Math.round(intervalMs * ticksPerMs);
+  // To the nearest tick, unless that carries burst * T past 2^29 (then one tick less: still
+  // within a tick of the exact T).
+  const intervalTicks = Math.min(
+    Math.round(intervalMs * ticksPerMs),
+    Math.floor(MAX_HORIZON_TICKS / burst),
+  );
   if (ticksPerMs < 1 || intervalTicks < MIN_INTERVAL_TICKS) {
     throw new RangeError(
       `gcra cannot keep the times of limit ${limit}, windowMs ${windowMs} and burst ${burst} ` +
