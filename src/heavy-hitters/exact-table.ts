@@ -30,6 +30,7 @@
  * keys arrive to fill it.
  */
 import type { Key } from '../hash/key-hasher.js';
+import { SCALE_ONE } from '../sketch/aging.js';
 import type { SketchHasher } from '../sketch/count-min.js';
 
 /** A key's id in the table: 31 bits of its hash, always a small integer (Smi) in V8. */
@@ -225,6 +226,24 @@ export class ExactTable {
 
   upper(position: number): number {
     return smallInteger(this.bounds[2 * position]);
+  }
+
+  /**
+   * Multiplies every entry's exact count and base by scale / 2^20, each rounded down (a key's
+   * count is then its two parts, before and since it entered, each decayed; see aging.ts), and
+   * restores the heap, whose order the rounding can change.
+   */
+  scale(scale: number): void {
+    const bounds = this.bounds;
+    for (let position = 0; position < this.size; position++) {
+      const slot = this.heapSlots[position];
+      const exact = Math.floor((bounds[2 * position + 1] * scale) / SCALE_ONE);
+      const base = Math.floor((this.bases[slot] * scale) / SCALE_ONE);
+      this.bases[slot] = base;
+      bounds[2 * position] = base + exact;
+      bounds[2 * position + 1] = exact;
+    }
+    for (let position = (this.size >> 1) - 1; position >= 0; position--) this.siftDown(position);
   }
 
   /** Forgets every entry and gives back the memory they took. */

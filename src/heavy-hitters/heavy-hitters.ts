@@ -44,6 +44,7 @@
 import { getRandomValues } from 'node:crypto';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
+import { Aging, SCALE_ONE, scaleOf } from '../sketch/aging.js';
 import {
   type CountMinOptions,
   CountMinSketch,
@@ -158,6 +159,8 @@ export class HeavyHitters {
   private dropped = false;
   /** The sketch's clears this part's table and combined tables belong to (see `sync`). */
   private clearsSeen: number;
+  /** The half-life, or null. */
+  private readonly aging: Aging | null;
 
   /** `sketch` is for `attach`: the shared sketch to use instead of a new one. @internal */
   constructor(options: HeavyHittersOptions, sketch?: CountMinSketch) {
@@ -174,10 +177,26 @@ export class HeavyHitters {
       options.threshold === undefined ? 1 : integerIn('threshold', options.threshold, 1, SATURATED);
     // Conservative update by default: heavy hitters never decrement, and tighter estimates
     // mean fewer cold keys pass the filter and smaller bounds for those that do.
-    const { k: _k, capacity: _capacity, threshold: _threshold, ...sketchOptions } = options;
+    const {
+      k: _k,
+      capacity: _capacity,
+      threshold: _threshold,
+      halfLife,
+      halfLifeMs,
+      now,
+      ...sketchOptions
+    } = options;
     this.sketch =
       sketch ??
       new CountMinSketch({ ...sketchOptions, conservative: options.conservative ?? true });
+    // The heavy hitters age, not their sketch alone: a halving scales the table with it.
+    this.aging = Aging.from({ halfLife, halfLifeMs, now }, false);
+    if (this.aging !== null && this.sketch.shared) {
+      throw new RangeError(
+        'halfLife and halfLifeMs are not yet supported by shared heavy hitters (each part ' +
+          "would have to scale its table with the shared sketch): age a part's own sketch instead",
+      );
+    }
     this.exactTable = new ExactTable(this.capacity);
     this.clearsSeen = this.sketch.counters.clears;
   }
@@ -347,6 +366,7 @@ export class HeavyHitters {
     const sketch = this.sketch;
     const hasher = sketch.hasher;
     hasher.hash(key); // throws on a bad key; the hasher's scratch is not observable
+    if (this.aging !== null) this.age(by);
     const h1 = hasher.h1;
     const h2 = hasher.h2;
     this.sync();
@@ -467,6 +487,7 @@ export class HeavyHitters {
   /** The `n` (default k) heaviest tracked keys of every part combined, by count, descending. */
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
+    if (this.aging !== null) this.age(0);
     this.sync();
     // The parts that may have counted a key they do not track: a key's sum over the parts is
     // a bound only if every one of them tracks it (a complete part that does not never saw it).
@@ -541,6 +562,41 @@ export class HeavyHitters {
       }
     }
     return [...byValue.values(), ...byBytes.values()];
+  }
+
+  /**
+   * Multiplies every count by `factor` (default 0.5): the sketch's cells and the exact table's
+   * counts and bounds (each rounded down), and the tables combined here. A key's count is then
+   * its two parts, the events in the sketch and those counted exactly, each decayed the same
+   * way, and lowerBound <= that <= upperBound still. RangeError for a factor outside [0, 1],
+   * or on shared heavy hitters (the other parts' tables would not follow).
+   */
+  decay(factor = 0.5): void {
+    const scale = scaleOf(factor);
+    if (this.sketch.shared) {
+      throw new RangeError(
+        'decay is not yet supported on shared heavy hitters: the other parts would keep their counts',
+      );
+    }
+    this.scale(scale);
+  }
+
+  private scale(scale: number): void {
+    this.sync();
+    this.sketch.decay(scale / SCALE_ONE);
+    this.exactTable.scale(scale);
+    for (const table of this.combined) {
+      for (const entry of table.entries) {
+        entry.exact = Math.floor((entry.exact * scale) / SCALE_ONE);
+        entry.base = Math.floor((entry.base * scale) / SCALE_ONE);
+      }
+    }
+  }
+
+  /** Applies the halvings due, counting `events` more. */
+  private age(events: number): void {
+    const halvings = (this.aging as Aging).due(events);
+    if (halvings > 0) this.scale(halvings > 20 ? 0 : SCALE_ONE >> halvings);
   }
 
   /** Total of all updates. */

@@ -47,12 +47,20 @@ import {
   sameBytes,
   secretFingerprint,
 } from '../hash/secret.js';
+import {
+  AGING_OPTION_NAMES,
+  Aging,
+  type AgingHandle,
+  type AgingOptions,
+  SCALE_ONE,
+  scaleOf,
+} from './aging.js';
 import { type Counters, LocalCounters, SATURATED } from './counters.js';
 import { type DimensionOptions, MAX_COUNTERS, resolveDimensions } from './dimensions.js';
 import { decodeSketch, encodeSketch, readCells } from './format.js';
 import { SharedCounters } from './shared-counters.js';
 
-export interface CountMinOptions extends DimensionOptions {
+export interface CountMinOptions extends DimensionOptions, AgingOptions {
   /** Conservative update (tighter estimates, no decrement). Default false. */
   conservative?: boolean;
   /** Hashing secret, at least 16 bytes. Default: 16 random bytes. Sketches to merge share it. */
@@ -99,6 +107,8 @@ export interface SketchHandle {
   conservative: boolean;
   /** A copy of the hashing secret. */
   secret: Uint8Array;
+  /** The shared half-life state, when the sketch ages (halfLife or halfLifeMs). */
+  aging?: AgingHandle;
 }
 
 /** Every option `CountMinOptions` has; any other name is a TypeError (a typo, not a default). */
@@ -111,6 +121,7 @@ export const SKETCH_OPTION_NAMES: readonly string[] = [
   'secret',
   'shared',
   'engine',
+  ...AGING_OPTION_NAMES,
 ];
 
 /** 2^-32, to map a 32-bit hash onto [0, width) by multiplication. */
@@ -187,11 +198,13 @@ export class CountMinSketch {
   private readonly rowCells: Int32Array;
   /** Scratch: what the conservative rule read in each row. */
   private readonly rowValues: Int32Array;
+  /** The half-life, or null: a sketch that does not age pays one comparison per call. */
+  private readonly aging: Aging | null;
 
   /** `attach` is for `handle`: the memory to use instead of new counters. @internal */
   constructor(
     options: CountMinOptions = {},
-    attach?: { name: string; buffer: unknown; memory: unknown },
+    attach?: { name: string; buffer: unknown; memory: unknown; aging?: AgingHandle },
   ) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
@@ -276,6 +289,10 @@ export class CountMinSketch {
     this.hasher = wasm !== null && !shared ? wasm : new KeyHasher(k0, k1);
     this.rowCells = new Int32Array(depth);
     this.rowValues = new Int32Array(depth);
+    this.aging =
+      attach?.aging !== undefined
+        ? Aging.attach(attach.aging, options.now)
+        : Aging.from(options, shared);
   }
 
   /**
@@ -283,7 +300,10 @@ export class CountMinSketch {
    * TypeError for a handle that is not one (a plain ArrayBuffer, a missing field), RangeError
    * for one whose buffer does not hold what it says (size, dimensions, rule, secret).
    */
-  static attach(handle: SketchHandle, options: { engine?: EngineName } = {}): CountMinSketch {
+  static attach(
+    handle: SketchHandle,
+    options: { engine?: EngineName; now?: () => number } = {},
+  ): CountMinSketch {
     if (handle === null || typeof handle !== 'object') {
       throw typeError('handle', "a shared sketch's handle", handle);
     }
@@ -298,7 +318,7 @@ export class CountMinSketch {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
-    checkOptionNames('options', options, ['engine']);
+    checkOptionNames('options', options, ['engine', 'now']);
     const engine = options.engine;
     return new CountMinSketch(
       {
@@ -307,8 +327,9 @@ export class CountMinSketch {
         conservative: handle.conservative,
         secret: copySecret(handle.secret, 'handle.secret'),
         engine,
+        ...(handle.aging === undefined ? {} : { now: options.now }),
       },
-      { name: 'handle.buffer', buffer: handle.buffer, memory: handle.memory },
+      { name: 'handle.buffer', buffer: handle.buffer, memory: handle.memory, aging: handle.aging },
     );
   }
 
@@ -318,6 +339,7 @@ export class CountMinSketch {
       throw new TypeError('handle is only defined on a sketch created with shared: true');
     }
     const memory = this.counters.memory;
+    const aging = this.aging?.handle;
     return {
       buffer: this.counters.buffer,
       ...(memory === undefined ? {} : { memory }),
@@ -325,12 +347,14 @@ export class CountMinSketch {
       depth: this.depth,
       conservative: this.conservative,
       secret: this.secret,
+      ...(aging === undefined ? {} : { aging }),
     };
   }
 
   /** Adds `by` (default 1) to `key`; returns the key's estimate after the update. */
   increment(key: Key, by = 1): number {
     checkAmount(by);
+    if (this.aging !== null) this.age(by);
     const wasm = this.wasm;
     if (wasm !== null) return wasm.increment(key, by);
     const hasher = this.hasher;
@@ -351,6 +375,7 @@ export class CountMinSketch {
       );
     }
     checkAmount(by);
+    if (this.aging !== null) this.age(0);
     const wasm = this.wasm;
     if (wasm !== null) return wasm.add(key, -by);
     const hasher = this.hasher;
@@ -360,6 +385,7 @@ export class CountMinSketch {
 
   /** Never below the key's true count (strict turnstile); SATURATED reads "at least this". */
   estimate(key: Key): number {
+    if (this.aging !== null) this.age(0);
     const wasm = this.wasm;
     if (wasm !== null) return wasm.estimate(key);
     const hasher = this.hasher;
@@ -523,6 +549,7 @@ export class CountMinSketch {
    */
   incrementMany(keys: Keys, by = 1, out?: Int32Array): Int32Array {
     checkAmount(by);
+    if (this.aging !== null) this.age(batchLength(keys) * by);
     return this.many(keys, by, false, out);
   }
 
@@ -552,6 +579,22 @@ export class CountMinSketch {
         : this.incrementHash(hasher.h1, hasher.h2, by);
     }
     return results;
+  }
+
+  /**
+   * Multiplies every counter by `factor` (default 0.5) and the total likewise: counts fade
+   * (see aging.ts). `factor` is taken to 20 binary places, rounded down; each cell is rounded
+   * down, the total up; saturated cells stay saturated. An estimate then never falls below the
+   * key's count decayed the same way. RangeError for a factor outside [0, 1].
+   */
+  decay(factor = 0.5): void {
+    this.counters.scale(scaleOf(factor));
+  }
+
+  /** Applies the halvings due (the half-life's), counting `events` more. */
+  private age(events: number): void {
+    const halvings = (this.aging as Aging).due(events);
+    if (halvings > 0) this.counters.scale(halvings > 20 ? 0 : SCALE_ONE >> halvings);
   }
 
   /** Net sum of all updates (N). */

@@ -15,6 +15,8 @@
  * An estimate of SATURATED therefore reads "at least SATURATED".
  */
 
+import { SCALE_ONE } from './aging.js';
+
 /** The value at which a counter saturates and sticks: 2^31 - 1. */
 export const SATURATED = 0x7fffffff;
 
@@ -62,6 +64,12 @@ export interface Counters {
    * while the sweep runs (windows of counts, or of raised times). One thread's storage clears.
    */
   clearWhile(tags: Int32Array, tag: number, expected: number): void;
+  /**
+   * Multiplies every cell by scale / 2^20, rounded down, and the total, rounded up (see
+   * aging.ts); saturated cells stay saturated. In shared storage each cell by a compare-and-set
+   * from the value it read, so an update racing with it lands before it or after it, whole.
+   */
+  scale(scale: number): void;
   /**
    * Sets the total and derives `saturated` after `cells` were filled from a serialized sketch,
    * before any other thread can see them (cells already validated by the caller).
@@ -207,6 +215,12 @@ export class LocalCounters implements Counters {
     this.clears++;
   }
 
+  scale(scale: number): void {
+    scaleCells(this.cells, scale);
+    // The volume bounds every |cell|: cells only shrank, so it still does.
+    this.sums[TOTAL_SLOT] = scaleUp(this.sums[TOTAL_SLOT], scale);
+  }
+
   /** One thread: nobody can write during the sweep. */
   clearWhile(): void {
     this.clear();
@@ -229,6 +243,28 @@ export function saturatingSum(value: number, delta: number): number {
   if (sum >= SATURATED) return SATURATED;
   if (sum <= -SATURATED) return -SATURATED;
   return sum;
+}
+
+/** A cell times scale / 2^20, rounded down; exact (|cell| * scale < 2^51). */
+export function scaledCell(value: number, scale: number): number {
+  return value === SATURATED || value === -SATURATED
+    ? value
+    : Math.floor((value * scale) / SCALE_ONE);
+}
+
+/** Every cell of one thread's storage, scaled. */
+function scaleCells(cells: Int32Array, scale: number): void {
+  for (let i = 0; i < cells.length; i++) cells[i] = scaledCell(cells[i], scale);
+}
+
+/**
+ * A total (an integer up to 2^53) times scale / 2^20, rounded up, exactly: total = q * 2^20 + r
+ * with q * scale < 2^53.
+ */
+export function scaleUp(total: number, scale: number): number {
+  const q = Math.floor(total / SCALE_ONE);
+  const r = total - q * SCALE_ONE;
+  return q * scale + Math.ceil((r * scale) / SCALE_ONE);
 }
 
 /** The largest |cell|: SATURATED if any cell is saturated. */

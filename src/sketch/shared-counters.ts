@@ -44,7 +44,14 @@ import { getRandomValues } from 'node:crypto';
 import { engineAvailable, engineMemory, pageBytes } from '../engine/memory.js';
 import { rangeError, typeError } from '../errors.js';
 import { sameBytes } from '../hash/secret.js';
-import { type Counters, largestMagnitude, SATURATED, saturatingSum } from './counters.js';
+import { SCALE_ONE } from './aging.js';
+import {
+  type Counters,
+  largestMagnitude,
+  SATURATED,
+  saturatingSum,
+  scaledCell,
+} from './counters.js';
 
 const MAGIC = 0x48534348; // "HCSH" read as a little-endian u32
 const LAYOUT_VERSION = 2;
@@ -365,6 +372,36 @@ export class SharedCounters implements Counters {
     if (!sweep(this.words, tags, tag, expected)) return;
     // The overflow holds nothing below a trillion counted; a window never gets there.
     if (Atomics.load(tags, tag) === expected) Atomics.store(this.header, W_SATURATED, 0);
+  }
+
+  scale(scale: number): void {
+    const cells = this.cells;
+    for (let i = 0; i < cells.length; i++) {
+      let value = Atomics.load(cells, i);
+      for (;;) {
+        const scaled = scaledCell(value, scale);
+        if (scaled === value) break;
+        const seen = Atomics.compareExchange(cells, i, value, scaled);
+        if (seen === value) break;
+        value = seen; // an update landed first: scale what it left
+      }
+    }
+    // The total's words, each rounded up, so the total still bounds what the cells hold.
+    const words = this.words;
+    for (let i = 0; i < TOTAL_WORDS; i++) {
+      let value = Atomics.load(words, i);
+      while (value !== 0) {
+        const scaled = Math.ceil((value * scale) / SCALE_ONE);
+        const seen = Atomics.compareExchange(words, i, value, scaled);
+        if (seen === value) break;
+        value = seen;
+      }
+    }
+    const overflow = Atomics.load(this.overflow, OVERFLOW);
+    if (overflow !== 0n) {
+      const scaled = (overflow * BigInt(scale) + BigInt(SCALE_ONE - 1)) / BigInt(SCALE_ONE);
+      Atomics.sub(this.overflow, OVERFLOW, overflow - scaled);
+    }
   }
 
   restore(total: number): void {
