@@ -44,7 +44,7 @@
 import { getRandomValues } from 'node:crypto';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
-import { Aging, SCALE_ONE, scaleOf } from '../sketch/aging.js';
+import { Aging, type AgingHandle, SCALE_ONE, scaleOf } from '../sketch/aging.js';
 import {
   type CountMinOptions,
   CountMinSketch,
@@ -86,6 +86,8 @@ export interface HeavyHittersHandle {
   k: number;
   capacity: number;
   threshold: number;
+  /** The shared half-life, when the heavy hitters age. */
+  aging?: AgingHandle;
 }
 
 /** One part's exact table, from `table()`, for `combine`; structured-cloneable. */
@@ -103,6 +105,8 @@ export interface HeavyHittersTable {
   counted: number;
   /** The sketch's clears when the table was taken: a table from before a clear is refused. */
   clears: number;
+  /** Halvings the table's counts had when it was taken (aging); later ones apply on combine. */
+  halvings?: number;
   /**
    * Every key the part counted is in `entries` (threshold 1 and nothing evicted yet), so a key
    * missing from them was never counted by the part.
@@ -161,9 +165,14 @@ export class HeavyHitters {
   private clearsSeen: number;
   /** The half-life, or null. */
   private readonly aging: Aging | null;
+  /** The halvings (by any part) this part's tables were scaled for (see `sync`). */
+  private halvingsSeen = 0;
 
-  /** `sketch` is for `attach`: the shared sketch to use instead of a new one. @internal */
-  constructor(options: HeavyHittersOptions, sketch?: CountMinSketch) {
+  /**
+   * `sketch` and `aging` are for `attach`: the shared sketch to use instead of a new one, and
+   * its shared half-life. @internal
+   */
+  constructor(options: HeavyHittersOptions, sketch?: CountMinSketch, aging?: AgingHandle) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with k', options);
     }
@@ -189,14 +198,12 @@ export class HeavyHitters {
     this.sketch =
       sketch ??
       new CountMinSketch({ ...sketchOptions, conservative: options.conservative ?? true });
-    // The heavy hitters age, not their sketch alone: a halving scales the table with it.
-    this.aging = Aging.from({ halfLife, halfLifeMs, now }, false);
-    if (this.aging !== null && this.sketch.shared) {
-      throw new RangeError(
-        'halfLife and halfLifeMs are not yet supported by shared heavy hitters (each part ' +
-          "would have to scale its table with the shared sketch): age a part's own sketch instead",
-      );
-    }
+    // The heavy hitters age, not their sketch alone: a halving scales the tables with it.
+    this.aging =
+      aging !== undefined
+        ? Aging.attach(aging, now)
+        : Aging.from({ halfLife, halfLifeMs, now }, this.sketch.shared);
+    this.halvingsSeen = this.aging === null ? 0 : this.aging.halvings;
     this.exactTable = new ExactTable(this.capacity);
     this.clearsSeen = this.sketch.counters.clears;
   }
@@ -207,6 +214,13 @@ export class HeavyHitters {
    * sketch no longer has. Called before anything reads or adds to the tables.
    */
   private sync(): void {
+    const aging = this.aging;
+    if (aging !== null && aging.halvings !== this.halvingsSeen) {
+      // Halvings applied to the sketch (by this part or another): the tables follow.
+      const halvings = (aging.halvings - this.halvingsSeen) | 0;
+      this.halvingsSeen = aging.halvings;
+      this.scaleTables(halvings > 20 ? 0 : SCALE_ONE >> halvings);
+    }
     const clears = this.sketch.counters.clears;
     if (clears === this.clearsSeen) return;
     this.exactTable.clear();
@@ -217,21 +231,29 @@ export class HeavyHitters {
   }
 
   /** A part of the heavy hitters `handle` came from, in this thread: same sketch, own table. */
-  static attach(handle: HeavyHittersHandle): HeavyHitters {
+  static attach(handle: HeavyHittersHandle, options: { now?: () => number } = {}): HeavyHitters {
     if (handle === null || typeof handle !== 'object') {
       throw typeError('handle', "a shared HeavyHitters' handle", handle);
     }
-    const { k, capacity, threshold } = handle;
-    return new HeavyHitters({ k, capacity, threshold }, CountMinSketch.attach(handle.sketch));
+    if (options === null || typeof options !== 'object') {
+      throw typeError('options', 'an object', options);
+    }
+    checkOptionNames('options', options, ['now']);
+    const { k, capacity, threshold, aging } = handle;
+    const now = aging?.halfLifeMs === undefined ? {} : { now: options.now };
+    const sketch = CountMinSketch.attach(handle.sketch);
+    return new HeavyHitters({ k, capacity, threshold, ...now }, sketch, aging);
   }
 
   /** What a worker needs to `attach` a part. TypeError unless created with `shared: true`. */
   get handle(): HeavyHittersHandle {
+    const aging = this.aging?.handle;
     return {
       sketch: this.sketch.handle,
       k: this.k,
       capacity: this.capacity,
       threshold: this.threshold,
+      ...(aging === undefined ? {} : { aging }),
     };
   }
 
@@ -263,6 +285,7 @@ export class HeavyHitters {
       counted: this.counted,
       complete: this.complete(),
       clears: this.clearsSeen,
+      halvings: this.halvingsSeen,
       entries,
     };
   }
@@ -309,6 +332,21 @@ export class HeavyHitters {
       throw typeError('table.complete', 'a boolean', table.complete);
     }
     const { sketchId, part, complete } = table;
+    // A table of a part of this shared sketch taken before halvings this part has seen since:
+    // its counts were not halved with the sketch, so they are here.
+    let scale = SCALE_ONE;
+    if (ownSketch === undefined && this.aging !== null) {
+      const halvings = integerIn('table.halvings', table.halvings, 0, 2 ** 32);
+      const behind = (this.halvingsSeen - halvings) | 0;
+      if (behind < 0) throw new RangeError('table.halvings is ahead of the shared sketch');
+      scale = behind > 20 ? 0 : SCALE_ONE >> behind;
+    }
+    if (scale !== SCALE_ONE) {
+      for (const entry of entries) {
+        entry.exact = Math.floor((entry.exact * scale) / SCALE_ONE);
+        entry.base = Math.floor((entry.base * scale) / SCALE_ONE);
+      }
+    }
     // Last, once everything is validated: nothing changes for a table that is refused.
     if (ownSketch !== undefined) this.sketch.merge(ownSketch);
     this.combined.push({ sketchId, part, counted, complete, clears: this.clearsSeen, entries });
@@ -575,15 +613,17 @@ export class HeavyHitters {
     const scale = scaleOf(factor);
     if (this.sketch.shared) {
       throw new RangeError(
-        'decay is not yet supported on shared heavy hitters: the other parts would keep their counts',
+        'decay(factor) is not supported on shared heavy hitters: the other parts could not ' +
+          'follow an arbitrary factor; use halfLife or halfLifeMs, whose halvings they follow',
       );
     }
-    this.scale(scale);
-  }
-
-  private scale(scale: number): void {
     this.sync();
     this.sketch.decay(scale / SCALE_ONE);
+    this.scaleTables(scale);
+  }
+
+  /** This part's table and the tables combined into it, scaled as the sketch was. */
+  private scaleTables(scale: number): void {
     this.exactTable.scale(scale);
     for (const table of this.combined) {
       for (const entry of table.entries) {
@@ -593,10 +633,14 @@ export class HeavyHitters {
     }
   }
 
-  /** Applies the halvings due, counting `events` more. */
+  /**
+   * Applies the halvings due to the sketch, counting `events` more; `sync` then scales the
+   * tables, for these halvings and those other parts applied.
+   */
   private age(events: number): void {
     const halvings = (this.aging as Aging).due(events);
-    if (halvings > 0) this.scale(halvings > 20 ? 0 : SCALE_ONE >> halvings);
+    if (halvings > 0) this.sketch.counters.scale(halvings > 20 ? 0 : SCALE_ONE >> halvings);
+    this.sync();
   }
 
   /** Total of all updates. */

@@ -57,7 +57,10 @@ export interface AgingHandle {
   halfLifeMs?: number;
 }
 
-/** Shared state: Int32 word 0 the events summed, f64 at 8 the origin, BigInt64 at 16 halvings. */
+/**
+ * Shared state: Int32 word 0 the events summed, word 1 the halvings announced (see
+ * `halvings`), f64 at 8 the origin, BigInt64 at 16 the halvings due by the clock.
+ */
 const STATE_BYTES = 24;
 const MAX_EVENTS = 2 ** 30;
 
@@ -74,8 +77,9 @@ export class Aging {
   private pending = 0;
   /** Halvings this object returned (for tests of the election). @internal */
   applied = 0;
+  private readonly announced: Int32Array | null;
   /** Halvings applied by the clock (local), and the time the next one is due. */
-  private halvings = 0;
+  private clockHalvings = 0;
   private nextDueMs: number;
 
   private constructor(
@@ -90,6 +94,7 @@ export class Aging {
     this.state = state;
     this.sum = state === null ? null : new Int32Array(state, 0, 1);
     this.done = state === null ? null : new BigInt64Array(state, 16, 1);
+    this.announced = state === null ? null : new Int32Array(state, 4, 1);
     this.chunk = state === null ? 1 : Math.max(1, Math.min(1024, Math.floor(events / 64)));
     if (halfLifeMs > 0) {
       const origins = state === null ? null : new Float64Array(state, 8, 1);
@@ -172,8 +177,21 @@ export class Aging {
       if (time < this.nextDueMs) return 0;
       halvings = this.dueByClock(time);
     }
-    this.applied += halvings;
+    if (halvings > 0) {
+      this.applied += halvings;
+      // Announced before the caller applies them, so that whoever keeps counts beside the
+      // sketch (heavy hitters' parts) scales them too, whichever thread halved.
+      if (this.announced !== null) Atomics.add(this.announced, 0, halvings);
+    }
     return halvings;
+  }
+
+  /**
+   * Every halving returned so far, by any thread sharing this aging (modulo 2^32, compared by
+   * difference): what counts kept beside the sketch compare with the halvings they applied.
+   */
+  get halvings(): number {
+    return this.announced === null ? this.applied : Atomics.load(this.announced, 0);
   }
 
   private dueByEvents(events: number): number {
@@ -207,8 +225,8 @@ export class Aging {
     this.nextDueMs = this.origin + (due + 1) * this.halfLifeMs;
     const done = this.done;
     if (done === null) {
-      const halvings = Math.max(0, due - this.halvings);
-      this.halvings = Math.max(due, this.halvings);
+      const halvings = Math.max(0, due - this.clockHalvings);
+      this.clockHalvings = Math.max(due, this.clockHalvings);
       return halvings;
     }
     for (;;) {

@@ -164,7 +164,7 @@ test('heavy hitters with halfLife halve their exact counts too', () => {
     [17, 16],
   );
   assert.equal(hh.top()[0].key, 0);
-  assert.throws(() => new HeavyHitters({ k: 2, shared: true, halfLife: { events: 10 } }), {
+  assert.throws(() => new HeavyHitters({ k: 2, shared: true }).decay(0.5), {
     name: 'RangeError',
     message: /shared/,
   });
@@ -249,4 +249,57 @@ test('shared halfLifeMs: workers on a moving clock apply exactly one halving per
   const applied = results.reduce((n, result) => n + result.applied, 0);
   // The clock went from 1000 to 1150: 15 half-lives since the sketch was made.
   assert.equal(applied, 15);
+});
+
+test('shared heavy hitters with halfLifeMs: every part scales its table with the shared sketch, and combined bounds hold', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.boolean(), fc.nat(12), fc.integer({ min: 0, max: 30 })), {
+        maxLength: 300,
+      }),
+      (steps) => {
+        const clock = { time: 0 };
+        const now = () => clock.time;
+        const main = new HeavyHitters({
+          k: 4,
+          capacity: 4,
+          width: 16,
+          depth: 2,
+          secret,
+          shared: true,
+          halfLifeMs: 100,
+          now,
+        });
+        const other = HeavyHitters.attach(main.handle, { now });
+        const truth = new Map<number, number>();
+        let halvings = 0;
+        for (const [inOther, key, step] of steps) {
+          clock.time += step;
+          for (; halvings < Math.floor(clock.time / 100); halvings++) {
+            for (const [k, count] of truth) truth.set(k, Math.floor(count / 2));
+          }
+          (inOther ? other : main).add(key);
+          truth.set(key, (truth.get(key) ?? 0) + 1);
+        }
+        const table = other.table();
+        clock.time += 250; // two more halvings after the table was taken
+        for (let i = 0; i < 2; i++) {
+          for (const [k, count] of truth) truth.set(k, Math.floor(count / 2));
+        }
+        main.top(); // applies them before the combine: the table is two halvings behind
+        main.combine(table);
+        for (const row of main.top(20)) {
+          const count = truth.get(row.key as number) ?? 0;
+          // Each part and the sketch round their share down apart: below the whole count
+          // halved by less than 2 per part, never above it.
+          assert.ok(row.lowerBound <= count, `key ${row.key}: lower ${row.lowerBound} > ${count}`);
+          assert.ok(
+            row.upperBound >= count - 4,
+            `key ${row.key}: upper ${row.upperBound} < ${count} - 4`,
+          );
+        }
+      },
+    ),
+    { numRuns: 150 },
+  );
 });
