@@ -218,11 +218,28 @@ export class RateLimiter {
     let retryAfterMs = 0;
     if (!allowed) {
       const room = limit - count - cost;
-      let waitMs: number;
-      if (cost > limit) waitMs = Number.POSITIVE_INFINITY;
-      else if (room >= 0) waitMs = windowMs * (1 - room / previous) - elapsed;
-      else waitMs = windowMs * (2 - (limit - cost) / count) - elapsed;
-      retryAfterMs = Math.max(1, Math.ceil(waitMs));
+      if (cost > limit) retryAfterMs = Number.POSITIVE_INFINITY;
+      else {
+        // When the weighted previous window has fallen enough (room >= 0), or else when the
+        // current window, become the previous one, has.
+        const waitMs =
+          room >= 0
+            ? windowMs * (1 - room / previous) - elapsed
+            : windowMs * (2 - (limit - cost) / count) - elapsed;
+        retryAfterMs = Math.max(1, Math.ceil(waitMs));
+        // The decision's own floating-point weighting may round the other way at that very
+        // millisecond (2.0000000000000004 carried, or 380.00000000000006 ms to wait): the
+        // first millisecond at which the decision itself says yes.
+        while (!slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs)) {
+          retryAfterMs++;
+        }
+        while (
+          retryAfterMs > 1 &&
+          slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs - 1)
+        ) {
+          retryAfterMs--;
+        }
+      }
     }
     return decision(allowed, limit, Math.max(0, ceiling - count), resetMs, retryAfterMs);
   }
@@ -250,13 +267,37 @@ export class RateLimiter {
     const resetMs = Math.ceil((tat - nowTicks) / ticksPerMs);
     let retryAfterMs = 0;
     if (!allowed) {
-      retryAfterMs =
-        cost > this.burst
-          ? Number.POSITIVE_INFINITY
-          : Math.max(1, Math.ceil((tat + cost * intervalTicks - ceiling) / ticksPerMs));
+      retryAfterMs = cost > this.burst ? Number.POSITIVE_INFINITY : 1;
+      if (cost <= this.burst) {
+        // Whole milliseconds covering the ticks to wait (checked in integers: a quotient just
+        // above a whole number may round down to it).
+        const waitTicks = tat + cost * intervalTicks - ceiling;
+        retryAfterMs = Math.max(1, Math.ceil(waitTicks / ticksPerMs));
+        if (retryAfterMs * ticksPerMs < waitTicks) retryAfterMs++;
+      }
     }
     return decision(allowed, this.limit, remaining, resetMs, retryAfterMs);
   }
+}
+
+/**
+ * Whether a request of `cost` passes `elapsedMs` after the start of the current window, had the
+ * key sent nothing more: the decision's own arithmetic, in this window or the next.
+ */
+function slidingPasses(
+  limit: number,
+  windowMs: number,
+  previous: number,
+  count: number,
+  cost: number,
+  elapsedMs: number,
+): boolean {
+  if (elapsedMs >= 2 * windowMs) return cost <= limit;
+  if (elapsedMs >= windowMs) {
+    const fraction = (elapsedMs - windowMs) / windowMs;
+    return Math.floor(limit - count * (1 - fraction)) >= cost;
+  }
+  return Math.floor(limit - previous * (1 - elapsedMs / windowMs)) >= count + cost;
 }
 
 function decision(
