@@ -10,13 +10,28 @@ import { CountMinSketch, type SketchHandle } from '../../src/index.js';
 
 export interface AgingWorkerTask {
   handle: SketchHandle;
-  /** [0] stop flag, [1] the clock in ms. */
+  /** [0] stop flag, [1] the clock in ms, [2] the main thread's decay: 0 before, 1 during, 2 after. */
   control: Int32Array;
   seed: number;
   count: number;
+  /** Increment this one key until stopped, telling apart the increments made before, during and after the decay. */
+  racing?: string;
 }
 
-function run({ handle, control, seed, count }: AgingWorkerTask) {
+function race(handle: SketchHandle, control: Int32Array, key: string) {
+  const sketch = CountMinSketch.attach(handle);
+  const made = [0, 0, 0]; // before, during, after the decay
+  while (Atomics.load(control, 0) === 0) {
+    const first = Atomics.load(control, 2);
+    sketch.increment(key);
+    const last = Atomics.load(control, 2);
+    made[first === last ? first : 1]++;
+  }
+  return { made };
+}
+
+function run({ handle, control, seed, count, racing }: AgingWorkerTask) {
+  if (racing !== undefined) return race(handle, control, racing);
   const sketch = CountMinSketch.attach(
     handle,
     handle.aging?.halfLifeMs === undefined ? {} : { now: () => Atomics.load(control, 1) },

@@ -303,3 +303,39 @@ test('shared heavy hitters with halfLifeMs: every part scales its table with the
     { numRuns: 150 },
   );
 });
+
+test('shared decay racing 3 workers that increment one key: every increment counts at least halved, none is lost', async () => {
+  // One cell: the decay is that cell's halving alone, so "during" is the race itself.
+  const sketch = new CountMinSketch({ secret, shared: true, width: 1, depth: 1 });
+  const control = new Int32Array(new SharedArrayBuffer(12));
+  const worker = new URL('../helpers/aging-worker.js', import.meta.url);
+  const tasks = [1, 2, 3].map((seed) => ({
+    handle: sketch.handle,
+    control,
+    seed,
+    count: 0,
+    racing: 'hot',
+  }));
+  const threads = tasks.map((task) => new Worker(worker, { workerData: task }));
+  const results = Promise.all(
+    threads.map(async (thread) => {
+      const [result] = (await once(thread, 'message')) as [{ made: number[] }];
+      await thread.terminate();
+      return result.made;
+    }),
+  );
+  while (sketch.estimate('hot') < 200_000) await sleep(1);
+  Atomics.store(control, 2, 1);
+  sketch.decay(0.5); // while the workers increment
+  Atomics.store(control, 2, 2);
+  await sleep(20);
+  Atomics.store(control, 0, 1);
+  const made = (await results).reduce((sum, counts) => sum.map((n, i) => n + counts[i]), [0, 0, 0]);
+  const [before, during, after] = made;
+  assert.ok(after > 0 && before > 0, `${made}`);
+  // Each increment landed before the halving of its cell (and was halved with it) or after
+  // it (whole): at least half of what came before or during, plus all that came after. A
+  // halving by plain stores would erase what landed between its read and its write.
+  assert.ok(sketch.estimate('hot') >= Math.floor((before + during) / 2) + after, `${made}`);
+  assert.ok(sketch.estimate('hot') <= before + during + after);
+});
