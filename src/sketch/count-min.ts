@@ -25,6 +25,10 @@
  * tighter (cell by cell never above the plain sketch of the same stream). It cannot decrement:
  * a decrement would have to know which cells were raised by this key.
  *
+ * The limits (src/limits) run the conservative rule with a floor and a ceiling (`raiseWithin`):
+ * a rate limiter's admission test and update in one atomic step, GCRA's raise-only times.
+ * Counts fade by `decay` and the half-lives (see `aging.ts`).
+ *
  * Counters saturate instead of wrapping (see `counters.ts`). The rules below run over the
  * `Counters` seam, so local, shared and remote storage share them. With `shared: true` the
  * counters live in a SharedArrayBuffer (see `shared-counters.ts`): `handle` sends them to a
