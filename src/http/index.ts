@@ -1,0 +1,12 @@
+/**
+ * hotcount/http: limits as Connect-style middleware, for node:http and Express.
+ *
+ *   import { rateLimit, inflightLimit } from 'hotcount/http';
+ *   app.use(rateLimit({ limit: 100, windowMs: 60_000 }));          // Express
+ *   const limit = inflightLimit({ limit: 10 });                     // node:http
+ *   http.createServer((req, res) => limit(req, res, () => handler(req, res)));
+ */
+export { type ClientKeyOptions, type KeyOption, normalizeAddress } from './client-key.js';
+export { type InflightLimitOptions, inflightLimit } from './inflight-limit.js';
+export type { Middleware, Next } from './middleware.js';
+export { type RateLimitOptions, rateLimit } from './rate-limit.js';

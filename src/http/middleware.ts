@@ -1,0 +1,40 @@
+/**
+ * What the middleware of this folder share: the Connect-style signature Express uses as is and
+ * node:http calls by hand, and the path of an error.
+ *
+ * An error (a key function that throws, or returns something that is not a key) goes to the
+ * framework's error path: `next(error)`, where Express answers 500 through its error handlers.
+ * A `next` that takes no argument cannot receive it (node:http's `() => handler(req, res)`):
+ * then the middleware answers 500 itself and does not call `next`, so that the request never
+ * passes unlimited because its key could not be found.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { refuse } from './responses.js';
+
+export type Next = (error?: unknown) => void;
+export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void;
+
+/** The error path (see the top comment). */
+export function fail(res: ServerResponse, next: Next, error: unknown): void {
+  if (next.length >= 1) {
+    next(error);
+    return;
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  refuse(res, 500, 'Internal Server Error', `hotcount could not key this request: ${detail}`, 1);
+}
+
+/** Validates the hooks every limit takes. */
+export function checkFunction<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new TypeError(`${name} must be a function; received ${typeof value}`);
+  }
+  return value;
+}
+
+export function checkBoolean(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean')
+    throw new TypeError(`${name} must be a boolean; received ${typeof value}`);
+  return value;
+}
