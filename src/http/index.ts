@@ -7,6 +7,10 @@
  *   http.createServer((req, res) => limit(req, res, () => handler(req, res)));
  */
 export { type ClientKeyOptions, type KeyOption, normalizeAddress } from './client-key.js';
-export { type InflightLimitOptions, inflightLimit } from './inflight-limit.js';
-export type { Middleware, Next } from './middleware.js';
+export {
+  type InflightDecision,
+  type InflightLimitOptions,
+  inflightLimit,
+} from './inflight-limit.js';
+export type { LimitHttpOptions, Middleware, Next } from './middleware.js';
 export { type RateLimitOptions, rateLimit } from './rate-limit.js';

@@ -8,52 +8,33 @@
  * (released, then rethrown). Errors that an Express error handler or a Fastify error hook
  * answers end in a response too, so in `close`. A guard released twice gives back once.
  */
-import type { IncomingMessage } from 'node:http';
-import { integerIn, typeError } from '../errors.js';
+import { integerIn } from '../errors.js';
 import { Inflight, type InflightOptions } from '../index.js';
-import { type ClientKeyOptions, keyOf } from './client-key.js';
-import { checkBoolean, checkFunction, fail, type Middleware } from './middleware.js';
-import { checkName, refuse } from './responses.js';
+import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
+import { refuse } from './responses.js';
 
-export interface InflightLimitOptions extends InflightOptions, ClientKeyOptions {
+/** What onLimit is told of a refusal: the limit, and the count the request would have made. */
+export interface InflightDecision {
+  limit: number;
+  count: number;
+}
+
+export interface InflightLimitOptions extends InflightOptions, LimitHttpOptions<InflightDecision> {
   /** Requests of one key in progress at once: an integer >= 1. */
   limit: number;
-  /** The limit's name, in the refusal. Default "inflight". */
-  name?: string;
   /** Retry-After of a refusal, whole seconds. Default 1. */
   retryAfterS?: number;
-  skip?: (req: IncomingMessage) => boolean;
-  /** Count, but never refuse. Default false. */
-  dryRun?: boolean;
-  /** Called on each refusal (also in dryRun), with the key's count, before the response. */
-  onLimit?: (req: IncomingMessage, decision: { limit: number; count: number }) => void;
 }
 
 export function inflightLimit(options: InflightLimitOptions): Middleware & { inflight: Inflight } {
-  if (options === null || typeof options !== 'object') {
-    throw typeError('options', 'an object with limit', options);
-  }
-  // What is not HTTP's goes to the Inflight, which refuses names it does not know.
-  const {
-    limit: limited,
-    name: named,
-    retryAfterS: retry,
-    key: keyed,
-    trustProxy,
-    ipv6Prefix,
-    skip: skipped,
-    dryRun: dry,
-    onLimit: onLimited,
-    ...sketchOptions
-  } = options;
+  const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
+    InflightDecision,
+    InflightLimitOptions
+  >(options, 'an object with limit', 'inflight');
+  const { limit: limited, retryAfterS: retry, ...sketchOptions } = rest;
   const limit = integerIn('limit', limited, 1, 0x7fffffff);
   const retryAfterS = integerIn('retryAfterS', retry ?? 1, 1, 86_400);
   const inflight = new Inflight(sketchOptions);
-  const name = checkName(named, 'inflight');
-  const key = keyOf({ key: keyed, trustProxy, ipv6Prefix });
-  const skip = checkFunction('skip', skipped);
-  const onLimit = checkFunction('onLimit', onLimited);
-  const dryRun = checkBoolean('dryRun', dry);
 
   const middleware: Middleware = (req, res, next) => {
     let requestKey: ReturnType<typeof key>;

@@ -9,7 +9,9 @@
  * passes unlimited because its key could not be found.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { refuse } from './responses.js';
+import { typeError } from '../errors.js';
+import { type ClientKeyOptions, type KeyOf, keyOf } from './client-key.js';
+import { checkName, refuse } from './responses.js';
 
 export type Next = (error?: unknown) => void;
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void;
@@ -37,4 +39,37 @@ export function checkBoolean(name: string, value: unknown): boolean {
   if (typeof value !== 'boolean')
     throw new TypeError(`${name} must be a boolean; received ${typeof value}`);
   return value;
+}
+
+/** The options every limit's middleware takes, beside its limit's own. */
+export interface LimitHttpOptions<Decision> extends ClientKeyOptions {
+  /** The limit's name, in the fields and refusals. */
+  name?: string;
+  /** Requests for which this returns true pass uncounted. */
+  skip?: (req: IncomingMessage) => boolean;
+  /** Count (and send the fields) but never refuse. Default false. */
+  dryRun?: boolean;
+  /** Called on each refusal (also in dryRun), before the response. */
+  onLimit?: (req: IncomingMessage, decision: Decision) => void;
+}
+
+/**
+ * The HTTP options of `options`, validated, and the rest, for the limit itself (which refuses
+ * names it does not know).
+ */
+export function httpOptions<Decision, T extends LimitHttpOptions<Decision>>(
+  options: T,
+  what: string,
+  fallbackName: string,
+) {
+  if (options === null || typeof options !== 'object') throw typeError('options', what, options);
+  const { name, key, trustProxy, ipv6Prefix, skip, dryRun, onLimit, ...rest } = options;
+  return {
+    name: checkName(name, fallbackName),
+    key: keyOf({ key, trustProxy, ipv6Prefix }) as KeyOf,
+    skip: checkFunction('skip', skip),
+    onLimit: checkFunction('onLimit', onLimit),
+    dryRun: checkBoolean('dryRun', dryRun),
+    rest,
+  };
 }

@@ -4,46 +4,19 @@
  * response, the draft's RateLimit-Policy and RateLimit fields (see responses.ts). Memory is the
  * limiter's three sketches, whatever the number of clients.
  */
-import type { IncomingMessage } from 'node:http';
-import { typeError } from '../errors.js';
 import { type RateLimitDecision, RateLimiter, type RateLimiterOptions } from '../index.js';
-import { type ClientKeyOptions, keyOf } from './client-key.js';
-import { checkBoolean, checkFunction, fail, type Middleware } from './middleware.js';
-import { checkName, rateLimitFields, refuse, retryAfterSeconds } from './responses.js';
+import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
+import { rateLimitFields, refuse, retryAfterSeconds } from './responses.js';
 
-export interface RateLimitOptions extends Omit<RateLimiterOptions, 'now'>, ClientKeyOptions {
-  /** The policy's name in the RateLimit fields. Default "rate". */
-  name?: string;
-  /** Requests for which this returns true pass uncounted. */
-  skip?: (req: IncomingMessage) => boolean;
-  /** Count and send the fields, but never refuse. Default false. */
-  dryRun?: boolean;
-  /** Called on each refusal (also in dryRun), before the response. */
-  onLimit?: (req: IncomingMessage, decision: RateLimitDecision) => void;
-}
+export interface RateLimitOptions extends RateLimiterOptions, LimitHttpOptions<RateLimitDecision> {}
 
 /** The middleware, and the limiter it decides with (for status pages and tests). */
 export function rateLimit(options: RateLimitOptions): Middleware & { limiter: RateLimiter } {
-  if (options === null || typeof options !== 'object') {
-    throw typeError('options', 'an object with limit and windowMs', options);
-  }
-  // What is not HTTP's goes to the RateLimiter, which refuses names it does not know.
-  const {
-    name: named,
-    key: keyed,
-    trustProxy,
-    ipv6Prefix,
-    skip: skipped,
-    dryRun: dry,
-    onLimit: onLimited,
-    ...limiterOptions
-  } = options;
-  const limiter = new RateLimiter(limiterOptions);
-  const name = checkName(named, 'rate');
-  const key = keyOf({ key: keyed, trustProxy, ipv6Prefix });
-  const skip = checkFunction('skip', skipped);
-  const onLimit = checkFunction('onLimit', onLimited);
-  const dryRun = checkBoolean('dryRun', dry);
+  const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
+    RateLimitDecision,
+    RateLimitOptions
+  >(options, 'an object with limit and windowMs', 'rate');
+  const limiter = new RateLimiter(rest);
   const { limit, windowMs } = limiter;
 
   const middleware: Middleware = (req, res, next) => {
