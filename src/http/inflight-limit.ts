@@ -8,10 +8,13 @@
  * (released, then rethrown). Errors that an Express error handler or a Fastify error hook
  * answers end in a response too, so in `close`. A guard released twice gives back once.
  */
+
+import type { IncomingMessage } from 'node:http';
 import { integerIn } from '../errors.js';
-import { Inflight, type InflightOptions } from '../index.js';
+import { Inflight, InflightGuard, type InflightOptions } from '../index.js';
+import type { KeyOf } from './client-key.js';
 import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
-import { refuse } from './responses.js';
+import { type Refusal, refuse } from './responses.js';
 
 /** What onLimit is told of a refusal: the limit, and the count the request would have made. */
 export interface InflightDecision {
@@ -26,52 +29,81 @@ export interface InflightLimitOptions extends InflightOptions, LimitHttpOptions<
   retryAfterS?: number;
 }
 
-export function inflightLimit(options: InflightLimitOptions): Middleware & { inflight: Inflight } {
-  const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
-    InflightDecision,
-    InflightLimitOptions
-  >(options, 'an object with limit', 'inflight');
-  const { limit: limited, retryAfterS: retry, ...sketchOptions } = rest;
-  const limit = integerIn('limit', limited, 1, 0x7fffffff);
-  const retryAfterS = integerIn('retryAfterS', retry ?? 1, 1, 86_400);
-  const inflight = new Inflight(sketchOptions);
+/** An Inflight with its HTTP options: keys, skip, dryRun, the refusal. */
+export class InflightRule {
+  readonly inflight: Inflight;
+  readonly limit: number;
+  private readonly refusal: Refusal;
+  private readonly key: KeyOf;
+  private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
+  private readonly onLimit:
+    | ((req: IncomingMessage, decision: InflightDecision) => void)
+    | undefined;
+  private readonly dryRun: boolean;
 
+  constructor(options: InflightLimitOptions) {
+    const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
+      InflightDecision,
+      InflightLimitOptions
+    >(options, 'an object with limit', 'inflight');
+    const { limit: limited, retryAfterS: retry, ...sketchOptions } = rest;
+    this.limit = integerIn('limit', limited, 1, 0x7fffffff);
+    const retryAfterS = integerIn('retryAfterS', retry ?? 1, 1, 86_400);
+    this.inflight = new Inflight(sketchOptions);
+    this.key = key;
+    this.skip = skip;
+    this.onLimit = onLimit;
+    this.dryRun = dryRun;
+    this.refusal = {
+      status: 503,
+      title: 'Service Unavailable',
+      detail: `too many requests in progress for this client (limit "${name}": ${this.limit})`,
+      retryAfterS,
+    };
+  }
+
+  /**
+   * Enters `req`: null when skipped; else the guard to give back when the request ends, or the
+   * refusal to send. Throws for a key that cannot be found.
+   */
+  enter(req: IncomingMessage): InflightGuard | Refusal | null {
+    if (this.skip?.(req)) return null;
+    const key = this.key(req);
+    const inflight = this.inflight;
+    const guard = inflight.tryAcquire(key, this.limit);
+    if (guard !== null) return guard;
+    this.onLimit?.(req, { limit: this.limit, count: inflight.estimate(key) + 1 });
+    // A dry run holds the request as any other: the count is what is in progress.
+    return this.dryRun ? inflight.acquire(key) : this.refusal;
+  }
+}
+
+export function inflightLimit(options: InflightLimitOptions): Middleware & { inflight: Inflight } {
+  const rule = new InflightRule(options);
   const middleware: Middleware = (req, res, next) => {
-    let requestKey: ReturnType<typeof key>;
+    let entered: ReturnType<InflightRule['enter']>;
     try {
-      if (skip?.(req)) {
-        next();
-        return;
-      }
-      requestKey = key(req);
+      entered = rule.enter(req);
     } catch (error) {
       fail(res, next, error);
       return;
     }
-    // Held while the request runs, dry run or not: the count is what is in progress.
-    let guard = inflight.tryAcquire(requestKey, limit);
-    if (guard === null) {
-      onLimit?.(req, { limit, count: inflight.estimate(requestKey) + 1 });
-      if (!dryRun) {
-        refuse(
-          res,
-          503,
-          'Service Unavailable',
-          `too many requests in progress for this client (limit "${name}": ${limit})`,
-          retryAfterS,
-        );
-        return;
-      }
-      guard = inflight.acquire(requestKey);
+    if (entered === null) {
+      next();
+      return;
     }
-    const held = guard;
-    res.once('close', () => held.release());
+    if (!(entered instanceof InflightGuard)) {
+      refuse(res, entered);
+      return;
+    }
+    const guard = entered;
+    res.once('close', () => guard.release());
     try {
       next();
     } catch (error) {
-      held.release();
+      guard.release();
       throw error;
     }
   };
-  return Object.assign(middleware, { inflight });
+  return Object.assign(middleware, { inflight: rule.inflight });
 }

@@ -23,7 +23,12 @@ export function fail(res: ServerResponse, next: Next, error: unknown): void {
     return;
   }
   const detail = error instanceof Error ? error.message : String(error);
-  refuse(res, 500, 'Internal Server Error', `hotcount could not key this request: ${detail}`, 1);
+  refuse(res, {
+    status: 500,
+    title: 'Internal Server Error',
+    detail: `hotcount could not key this request: ${detail}`,
+    retryAfterS: 1,
+  });
 }
 
 /** Validates the hooks every limit takes. */

@@ -3,50 +3,91 @@
  * limit: 429, Retry-After in whole seconds (at least 1) and a problem+json body; on every
  * response, the draft's RateLimit-Policy and RateLimit fields (see responses.ts). Memory is the
  * limiter's three sketches, whatever the number of clients.
+ *
+ * The decision is `RateLimitRule`'s, written once; the middleware here and the Fastify plugin
+ * (fastify.ts) only carry it to their framework's response.
  */
+import type { IncomingMessage } from 'node:http';
 import { type RateLimitDecision, RateLimiter, type RateLimiterOptions } from '../index.js';
+import type { KeyOf } from './client-key.js';
 import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
-import { rateLimitFields, refuse, retryAfterSeconds } from './responses.js';
+import { type Refusal, refuse, retryAfterSeconds, setField } from './responses.js';
 
 export interface RateLimitOptions extends RateLimiterOptions, LimitHttpOptions<RateLimitDecision> {}
 
+/** A RateLimiter with its HTTP options: keys, skip, dryRun, the fields, the refusal. */
+export class RateLimitRule {
+  readonly limiter: RateLimiter;
+  readonly name: string;
+  private readonly key: KeyOf;
+  private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
+  private readonly onLimit:
+    | ((req: IncomingMessage, decision: RateLimitDecision) => void)
+    | undefined;
+  private readonly dryRun: boolean;
+  private readonly policy: string;
+
+  constructor(options: RateLimitOptions) {
+    const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
+      RateLimitDecision,
+      RateLimitOptions
+    >(options, 'an object with limit and windowMs', 'rate');
+    this.limiter = new RateLimiter(rest);
+    this.name = name;
+    this.key = key;
+    this.skip = skip;
+    this.onLimit = onLimit;
+    this.dryRun = dryRun;
+    const { limit, windowMs } = this.limiter;
+    this.policy = `"${name}";q=${limit};w=${Math.max(1, Math.ceil(windowMs / 1000))}`;
+  }
+
+  /**
+   * Decides `req`: null when skipped; else the fields to append, and the refusal to send (null
+   * when the request goes on). Throws for a key that cannot be found.
+   */
+  decide(req: IncomingMessage): { policy: string; state: string; refusal: Refusal | null } | null {
+    if (this.skip?.(req)) return null;
+    const decision = this.limiter.check(this.key(req));
+    const state = `"${this.name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`;
+    let refusal: Refusal | null = null;
+    if (!decision.allowed) {
+      this.onLimit?.(req, decision);
+      if (!this.dryRun) {
+        const { limit, windowMs } = this.limiter;
+        const seconds = retryAfterSeconds(decision.retryAfterMs);
+        refusal = {
+          status: 429,
+          title: 'Too Many Requests',
+          detail: `over the rate limit "${this.name}" (${limit} per ${windowMs} ms); retry in ${seconds} s`,
+          retryAfterS: seconds,
+        };
+      }
+    }
+    return { policy: this.policy, state, refusal };
+  }
+}
+
 /** The middleware, and the limiter it decides with (for status pages and tests). */
 export function rateLimit(options: RateLimitOptions): Middleware & { limiter: RateLimiter } {
-  const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
-    RateLimitDecision,
-    RateLimitOptions
-  >(options, 'an object with limit and windowMs', 'rate');
-  const limiter = new RateLimiter(rest);
-  const { limit, windowMs } = limiter;
-
+  const rule = new RateLimitRule(options);
   const middleware: Middleware = (req, res, next) => {
-    let decision: RateLimitDecision;
+    let decided: ReturnType<RateLimitRule['decide']>;
     try {
-      if (skip?.(req)) {
-        next();
-        return;
-      }
-      decision = limiter.check(key(req));
+      decided = rule.decide(req);
     } catch (error) {
       fail(res, next, error);
       return;
     }
-    rateLimitFields(res, name, limit, windowMs, decision.remaining, decision.resetMs);
-    if (!decision.allowed) {
-      onLimit?.(req, decision);
-      if (!dryRun) {
-        const seconds = retryAfterSeconds(decision.retryAfterMs);
-        refuse(
-          res,
-          429,
-          'Too Many Requests',
-          `over the rate limit "${name}" (${limit} per ${windowMs} ms); retry in ${seconds} s`,
-          seconds,
-        );
+    if (decided !== null) {
+      setField(res, 'RateLimit-Policy', decided.policy);
+      setField(res, 'RateLimit', decided.state);
+      if (decided.refusal !== null) {
+        refuse(res, decided.refusal);
         return;
       }
     }
     next();
   };
-  return Object.assign(middleware, { limiter });
+  return Object.assign(middleware, { limiter: rule.limiter });
 }

@@ -6,11 +6,19 @@
  *   RateLimit-Policy: "<name>";q=<limit>;w=<window seconds>
  *   RateLimit: "<name>";r=<remaining>;t=<seconds until the quota is back>
  *
- * Several limiters on one route each append their member to the two lists (a header line each,
- * which HTTP reads as one comma-separated list); none overwrites another's.
+ * Several limiters on one route each add their member to the two lists; none overwrites
+ * another's.
  */
 import type { ServerResponse } from 'node:http';
 import { rangeError, typeError } from '../errors.js';
+
+/** A refusal, whatever the framework that sends it. */
+export interface Refusal {
+  status: number;
+  title: string;
+  detail: string;
+  retryAfterS: number;
+}
 
 /** A limit's name: a Structured Field string, printable ASCII without `"` or `\`. */
 export function checkName(value: unknown, fallback: string): string {
@@ -22,27 +30,16 @@ export function checkName(value: unknown, fallback: string): string {
   return value;
 }
 
-/** Appends a member to a list field, after any other limiter's. */
-function append(res: ServerResponse, field: string, member: string): void {
-  if (res.headersSent) return;
-  res.appendHeader(field, member);
+/** A list field with `member` added after what other limiters put there. */
+export function withMember(existing: unknown, member: string): string {
+  if (existing === undefined || existing === '') return member;
+  return `${Array.isArray(existing) ? existing.join(', ') : String(existing)}, ${member}`;
 }
 
-/** The policy and the current state of one limiter, on any response. */
-export function rateLimitFields(
-  res: ServerResponse,
-  name: string,
-  limit: number,
-  windowMs: number,
-  remaining: number,
-  resetMs: number,
-): void {
-  append(
-    res,
-    'RateLimit-Policy',
-    `"${name}";q=${limit};w=${Math.max(1, Math.ceil(windowMs / 1000))}`,
-  );
-  append(res, 'RateLimit', `"${name}";r=${remaining};t=${Math.ceil(resetMs / 1000)}`);
+/** Adds a member to a list field of a node:http response. */
+export function setField(res: ServerResponse, field: string, member: string): void {
+  if (res.headersSent) return;
+  res.setHeader(field, withMember(res.getHeader(field), member));
 }
 
 /** Whole seconds, at least 1, for Retry-After (an Infinity: a day, the request never passes). */
@@ -50,21 +47,21 @@ export function retryAfterSeconds(ms: number): number {
   return Number.isFinite(ms) ? Math.max(1, Math.ceil(ms / 1000)) : 86_400;
 }
 
-/** A refusal: `status`, Retry-After, and a problem+json body; the response is ended. */
-export function refuse(
-  res: ServerResponse,
-  status: number,
-  title: string,
-  detail: string,
-  retryAfterS: number,
-): void {
+/** The problem+json body of a refusal. */
+export function problemBody(refusal: Refusal): string {
+  const { status, title, detail } = refusal;
+  return JSON.stringify({ type: 'about:blank', title, status, detail });
+}
+
+/** Sends a refusal on a node:http response, and ends it. */
+export function refuse(res: ServerResponse, refusal: Refusal): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
-  res.statusCode = status;
-  res.setHeader('Retry-After', String(retryAfterS));
+  const body = problemBody(refusal);
+  res.statusCode = refusal.status;
+  res.setHeader('Retry-After', String(refusal.retryAfterS));
   res.setHeader('Content-Type', 'application/problem+json');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
