@@ -103,3 +103,4 @@ const plugin = Object.assign(hotcountPlugin, {
 
 export { plugin as hotcount };
 export default plugin;
+export { FastifyRateLimitStore } from './fastify-rate-limit-store.js';
