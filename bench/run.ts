@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { accuracySuite } from './accuracy.js';
 import { cliSuite } from './cli.js';
 import { cliLargeKSuite } from './cli-large-k.js';
+import { httpSuite } from './http.js';
 import { incrementSuite } from './increment.js';
 import { limitsSuite } from './limits.js';
 import {
@@ -38,6 +39,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['cli-large-k', cliLargeKSuite],
   ['table', tableSuite],
   ['limits', limitsSuite],
+  ['http', httpSuite],
 ];
 
 const RUNS = 5;

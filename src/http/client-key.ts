@@ -37,7 +37,21 @@ export type KeyOf = (req: IncomingMessage) => Key;
 export function keyOf(options: ClientKeyOptions): KeyOf {
   const trustProxy = integerIn('trustProxy', options.trustProxy ?? 0, 0, 64);
   const prefix = integerIn('ipv6Prefix', options.ipv6Prefix ?? 56, 1, 128);
-  const ip = (req: IncomingMessage) => clientAddress(req, trustProxy, prefix);
+  // Without trusted proxies the key is the socket's peer: found once per connection (a
+  // keep-alive connection carries many requests), not once per request.
+  const bySocket = new WeakMap<object, string>();
+  const ip =
+    trustProxy > 0
+      ? (req: IncomingMessage) => clientAddress(req, trustProxy, prefix)
+      : (req: IncomingMessage) => {
+          const socket = req.socket;
+          let address = bySocket.get(socket);
+          if (address === undefined) {
+            address = normalizeAddress(socket.remoteAddress ?? '', prefix);
+            bySocket.set(socket, address);
+          }
+          return address;
+        };
   const key = options.key ?? 'ip';
   if (typeof key === 'function') {
     return (req) => checkKey("the key function's result", key(req));

@@ -1,0 +1,122 @@
+/**
+ * The middleware under load (issue 12): autocannon on loopback against a server in a child
+ * process of its own (http-server.ts), one client key (127.0.0.1), 50 connections, keep-alive,
+ * `DURATION_S` seconds per run. Each pair alternates run by run, 5 rounds, and its ratio is
+ * taken within each round; p50 and p99 latency beside.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import type { HttpCase } from './http-server.js';
+import {
+  type BenchOptions,
+  formatRange,
+  formatRatio,
+  median,
+  type Row,
+  ratiosOf,
+} from './measure.js';
+
+const SERVER = fileURLToPath(new URL('./http-server.js', import.meta.url));
+const DURATION_S = 4;
+const CONNECTIONS = 50;
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+async function start(which: HttpCase): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [SERVER, which], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout as NonNullable<typeof child.stdout>, 'data')) as [
+    Buffer,
+  ];
+  return { child, port: (JSON.parse(chunk.toString()) as { port: number }).port };
+}
+
+async function load(which: HttpCase): Promise<Load> {
+  const { child, port } = await start(which);
+  try {
+    // A short warm-up, so that each server runs optimized code when measured.
+    await autocannon({ url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, duration: 1 });
+    const result = await autocannon({
+      url: `http://127.0.0.1:${port}/`,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+    });
+    if (result.non2xx > 0 || result.errors > 0) {
+      throw new Error(`${which}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+    }
+    return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  } finally {
+    child.kill();
+    await once(child, 'exit');
+  }
+}
+
+async function pair(
+  options: BenchOptions,
+  a: HttpCase,
+  b: HttpCase,
+  caseName: string,
+  target: number | null,
+): Promise<Row> {
+  const { runs, log } = options;
+  const loads = new Map<HttpCase, Load[]>([
+    [a, []],
+    [b, []],
+  ]);
+  for (let round = 0; round < runs; round++) {
+    for (const which of round % 2 === 0 ? [a, b] : [b, a])
+      loads.get(which)?.push(await load(which));
+    const [la, lb] = [a, b].map((which) => loads.get(which)?.[round] as Load);
+    log(
+      `    round ${round + 1}/${runs}: ${a} ${la.rps.toFixed(0)} req/s, ${b} ${lb.rps.toFixed(0)} req/s`,
+    );
+  }
+  const of = (which: HttpCase) => loads.get(which) ?? [];
+  const ratios = ratiosOf(
+    of(a).map((l) => l.rps),
+    of(b).map((l) => l.rps),
+  );
+  const ratio = median(ratios);
+  const describe = (which: HttpCase) =>
+    `${which} ${median(of(which).map((l) => l.rps)).toFixed(0)} req/s, p50 ${median(of(which).map((l) => l.p50))} ms, p99 ${median(of(which).map((l) => l.p99))} ms`;
+  return {
+    case: caseName,
+    measured: `${formatRatio(ratio)} the requests/s (runs ${formatRange(ratios, formatRatio)}; ${describe(a)}; ${describe(b)})`,
+    target: target === null ? 'report only' : `>= ${target}x`,
+    met: target === null ? null : ratio >= target,
+  };
+}
+
+export async function httpSuite(options: BenchOptions): Promise<Row[]> {
+  options.log(
+    `  http: autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run, one client`,
+  );
+  return [
+    await pair(
+      options,
+      'node:http + rateLimit',
+      'node:http',
+      '12.1 node:http hello world + rateLimit vs without',
+      0.9,
+    ),
+    await pair(
+      options,
+      'express + rateLimit',
+      'express + express-rate-limit',
+      '12.2 Express + rateLimit vs Express + express-rate-limit (memory store, draft-8 headers)',
+      1,
+    ),
+    await pair(
+      options,
+      'fastify + hotcount plugin',
+      'fastify + @fastify/rate-limit',
+      '12.2 Fastify + the hotcount plugin vs Fastify + @fastify/rate-limit',
+      1,
+    ),
+  ];
+}
