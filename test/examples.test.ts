@@ -18,6 +18,7 @@ const EXPECTED: Record<string, RegExp> = {
   'threads.ts': /^customer-7: (\d+) of 200000 requests\n$/,
   'heavy-hitters.ts':
     /^customer-1: 1000 \(true count in \[1000, 1000\]\)\ncustomer-2: 500 .*\ncustomer-3: 333 .*\n$/,
+  'express.ts': /^200 200 429 200\n$/,
   'fastify.ts': /^200 200 429 200 429 200 200 200\n$/,
   'http.ts': /^200 200 429\n$/,
   'limits.ts':

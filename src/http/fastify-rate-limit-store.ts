@@ -79,8 +79,8 @@ export class FastifyRateLimitStore {
     try {
       const rate = this.rate(Math.round(timeWindow));
       const current = count ? rate.observe(key) : rate.peek(key);
-      const { fraction, windowMs } = rate.components(key);
-      result = { current, ttl: Math.max(1, Math.ceil(windowMs * (1 - fraction))) };
+      const ttl = rate.windowStart + rate.windowMs - Date.now();
+      result = { current, ttl: Math.max(1, Math.ceil(ttl)) };
     } catch (error) {
       callback(error as Error);
       return;

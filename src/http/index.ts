@@ -8,6 +8,11 @@
  */
 export { type ClientKeyOptions, type KeyOption, normalizeAddress } from './client-key.js';
 export {
+  type ClientRateLimitInfo,
+  ExpressRateLimitStore,
+  type ExpressRateLimitStoreOptions,
+} from './express-rate-limit-store.js';
+export {
   type InflightDecision,
   type InflightLimitOptions,
   inflightLimit,

@@ -99,6 +99,14 @@ export class Rate {
     return this.windows.memoryBytes;
   }
 
+  /**
+   * Start of the window the last call counted or read in, in the clock's milliseconds; that
+   * window ends at `windowStart + windowMs`.
+   */
+  get windowStart(): number {
+    return this.windows.start;
+  }
+
   /** Adds `events` (default 1) to `key`; returns its count in the current window, after. */
   observe(key: Key, events = 1): number {
     checkCount('events', events, 0);
