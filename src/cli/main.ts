@@ -3,14 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
 import { InputError, reason, UsageError } from './errors.js';
+import { PROXY_USAGE, parseProxyArgs, runProxy } from './proxy.js';
 import { parseTopArgs, runTop, TOP_USAGE, writeOut } from './top.js';
 
 const USAGE = `Usage: hotcount <command> [options]
 
 Commands:
   top     the most frequent lines or fields of files or standard input, in fixed memory
+  proxy   a reverse proxy that limits each client's rate and requests in progress
 
-Run 'hotcount top --help' for its options.
+Run 'hotcount top --help' or 'hotcount proxy --help' for their options.
 `;
 
 function version(): string {
@@ -33,6 +35,15 @@ async function main(argv: string[]): Promise<number> {
     await writeOut([USAGE]);
     return 0;
   }
+  if (command === 'proxy') {
+    const run = parseProxyArgs(rest);
+    if (run.help) {
+      await writeOut([PROXY_USAGE]);
+      return 0;
+    }
+    await runProxy(run);
+    return 0;
+  }
   if (command !== 'top') throw new UsageError(`unknown command '${command}'`);
   const options = parseTopArgs(rest);
   if (options.help) {
@@ -45,7 +56,8 @@ async function main(argv: string[]): Promise<number> {
 
 function fail(error: unknown): void {
   if (error instanceof UsageError) {
-    process.stderr.write(`hotcount: ${error.message}\nTry 'hotcount top --help'.\n`);
+    const command = process.argv[2] === 'proxy' ? 'proxy' : 'top';
+    process.stderr.write(`hotcount: ${error.message}\nTry 'hotcount ${command} --help'.\n`);
     process.exitCode = 2;
   } else if (error instanceof InputError) {
     process.stderr.write(`hotcount: ${error.message}\n`);

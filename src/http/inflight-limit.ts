@@ -11,7 +11,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { integerIn } from '../errors.js';
-import { Inflight, InflightGuard, type InflightOptions } from '../index.js';
+import { Inflight, InflightGuard, type InflightOptions, type Key } from '../index.js';
 import type { KeyOf } from './client-key.js';
 import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
 import { type Refusal, refuse } from './responses.js';
@@ -33,8 +33,10 @@ export interface InflightLimitOptions extends InflightOptions, LimitHttpOptions<
 export class InflightRule {
   readonly inflight: Inflight;
   readonly limit: number;
+  readonly name: string;
   private readonly refusal: Refusal;
-  private readonly key: KeyOf;
+  /** Finds a request's key. */
+  readonly key: KeyOf;
   private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
   private readonly onLimit:
     | ((req: IncomingMessage, decision: InflightDecision) => void)
@@ -50,6 +52,7 @@ export class InflightRule {
     this.limit = integerIn('limit', limited, 1, 0x7fffffff);
     const retryAfterS = integerIn('retryAfterS', retry ?? 1, 1, 86_400);
     this.inflight = new Inflight(sketchOptions);
+    this.name = name;
     this.key = key;
     this.skip = skip;
     this.onLimit = onLimit;
@@ -68,7 +71,11 @@ export class InflightRule {
    */
   enter(req: IncomingMessage): InflightGuard | Refusal | null {
     if (this.skip?.(req)) return null;
-    const key = this.key(req);
+    return this.enterKey(req, this.key(req));
+  }
+
+  /** The same, for a key already found and without `skip` (for the proxy). */
+  enterKey(req: IncomingMessage, key: Key): InflightGuard | Refusal {
     const inflight = this.inflight;
     const guard = inflight.tryAcquire(key, this.limit);
     if (guard !== null) return guard;

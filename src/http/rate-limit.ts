@@ -8,10 +8,22 @@
  * (fastify.ts) only carry it to their framework's response.
  */
 import type { IncomingMessage } from 'node:http';
-import { type RateLimitDecision, RateLimiter, type RateLimiterOptions } from '../index.js';
+import {
+  type Key,
+  type RateLimitDecision,
+  RateLimiter,
+  type RateLimiterOptions,
+} from '../index.js';
 import type { KeyOf } from './client-key.js';
 import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
 import { type Refusal, refuse, retryAfterSeconds, setField } from './responses.js';
+
+/** The fields a decision adds, and the refusal to send (null when the request goes on). */
+export interface RateLimitOutcome {
+  policy: string;
+  state: string;
+  refusal: Refusal | null;
+}
 
 export interface RateLimitOptions extends RateLimiterOptions, LimitHttpOptions<RateLimitDecision> {}
 
@@ -19,7 +31,8 @@ export interface RateLimitOptions extends RateLimiterOptions, LimitHttpOptions<R
 export class RateLimitRule {
   readonly limiter: RateLimiter;
   readonly name: string;
-  private readonly key: KeyOf;
+  /** Finds a request's key. */
+  readonly key: KeyOf;
   private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
   private readonly onLimit:
     | ((req: IncomingMessage, decision: RateLimitDecision) => void)
@@ -46,9 +59,14 @@ export class RateLimitRule {
    * Decides `req`: null when skipped; else the fields to append, and the refusal to send (null
    * when the request goes on). Throws for a key that cannot be found.
    */
-  decide(req: IncomingMessage): { policy: string; state: string; refusal: Refusal | null } | null {
+  decide(req: IncomingMessage): RateLimitOutcome | null {
     if (this.skip?.(req)) return null;
-    const decision = this.limiter.check(this.key(req));
+    return this.decideKey(req, this.key(req));
+  }
+
+  /** The same, for a key already found and without `skip` (for the proxy). */
+  decideKey(req: IncomingMessage, key: Key): RateLimitOutcome {
+    const decision = this.limiter.check(key);
     const state = `"${this.name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`;
     let refusal: Refusal | null = null;
     if (!decision.allowed) {

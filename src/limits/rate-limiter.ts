@@ -180,6 +180,21 @@ export class RateLimiter {
     return this.windows.memoryBytes;
   }
 
+  /** One sketch's shape: width, depth, epsilon = e / width, delta = e^-depth. */
+  get dimensions(): { width: number; depth: number; epsilon: number; delta: number } {
+    const { width, depth, epsilon, delta } = this.windows.current;
+    return { width, depth, epsilon, delta };
+  }
+
+  /**
+   * Sliding window: how far above its true count a key's count in the current window may be,
+   * with probability 1 - delta (epsilon times the window's total). null for gcra, whose cells
+   * hold times: a collision can only make a key wait, never pass early.
+   */
+  get errorBound(): number | null {
+    return this.grid === null ? this.windows.current.errorBound : null;
+  }
+
   /**
    * Decides a request of `cost` (default 1) for `key`, and counts it if it passes. A cost of 0
    * counts nothing and tells where the key stands.

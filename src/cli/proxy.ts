@@ -1,0 +1,307 @@
+/**
+ * `hotcount proxy`: the limiting reverse proxy on the command line (see proxy/proxy.ts). Flags
+ * give one limit for every path; a JSON config file (`--config`) gives several, per route
+ * prefix and key kind, and any other setting, which flags then override.
+ */
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { createAdminServer } from '../proxy/admin.js';
+import { createDemoUpstream } from '../proxy/demo-upstream.js';
+import { parseDuration } from '../proxy/duration.js';
+import { LimitingProxy, type ProxyLimitOptions, type ProxyOptions } from '../proxy/proxy.js';
+import { InputError, reason, UsageError } from './errors.js';
+
+export const PROXY_USAGE = `Usage: hotcount proxy --upstream http://HOST:PORT [options]
+       hotcount proxy --demo [options]
+
+A reverse proxy that limits each client before the upstream is touched: 429 over the rate,
+503 over the requests in progress. Memory is fixed, whatever the number of clients.
+
+Options:
+  --upstream URL         where requests go: http://HOST:PORT
+  --listen [HOST:]PORT   where the proxy listens (default 127.0.0.1:8080; HOST 0.0.0.0 for
+                         every interface)
+  --rate N/DURATION      requests per key per window: 100/1s, 600/1m (DURATION: 500ms, 1s, 1m, 1h)
+  --inflight N           requests in progress at once per key
+  --key ip|header:NAME   what a limit counts under (default ip: the client address)
+  --trust-proxy N        proxies in front of this one whose X-Forwarded-For is trusted (default 0)
+  --admin [HOST:]PORT    the status page (/), /status (JSON) and /metrics (Prometheus);
+                         it shows client keys: keep it private (default host 127.0.0.1)
+  --config FILE          a JSON file: { "upstream", "listen", "admin", "trustProxy", "timeout",
+                         "grace", "limits": [{ "name", "prefix", "key", "rate", "algorithm",
+                         "burst", "inflight" }] }; flags override it
+  --timeout DURATION     how long the upstream may stay silent before a 504 (default 30s)
+  --grace DURATION       on SIGTERM, how long requests in progress may take (default 10s)
+  --demo                 put a built-in demo upstream behind the proxy, with example limits
+  -h, --help             this help
+`;
+
+export interface ProxyRun {
+  options: ProxyOptions | null;
+  listen: Address;
+  admin: Address | null;
+  graceMs: number;
+  demo: boolean;
+  help: boolean;
+}
+
+interface Address {
+  host: string;
+  port: number;
+}
+
+const CONFIG_NAMES = [
+  'upstream',
+  'listen',
+  'admin',
+  'trustProxy',
+  'timeout',
+  'grace',
+  'limits',
+  'width',
+  'depth',
+  'epsilon',
+  'delta',
+];
+
+/** `[HOST:]PORT`, HOST 127.0.0.1 when absent; `[::1]:8080` for IPv6. */
+export function parseAddress(flag: string, text: unknown): Address {
+  const match =
+    typeof text === 'string' ? /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(text) : null;
+  const port = match === null ? -1 : Number(match[2]);
+  if (match === null || port > 65535) {
+    throw new UsageError(
+      `${flag} must be [HOST:]PORT, such as 8080 or 0.0.0.0:8080; received ${JSON.stringify(text)}`,
+    );
+  }
+  const host = match[1] === undefined ? '127.0.0.1' : match[1].replace(/^\[(.*)\]$/, '$1');
+  return { host, port };
+}
+
+function readConfig(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InputError(`cannot read --config '${file}': ${reason(error)}`);
+  }
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--config '${file}' is not JSON: ${(error as Error).message}`);
+  }
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new UsageError(`--config '${file}' must hold a JSON object`);
+  }
+  for (const name of Object.keys(config)) {
+    if (!CONFIG_NAMES.includes(name)) {
+      throw new UsageError(
+        `--config '${file}': unknown field '${name}' (fields: ${CONFIG_NAMES.join(', ')})`,
+      );
+    }
+  }
+  return config as Record<string, unknown>;
+}
+
+export function parseProxyArgs(args: string[]): ProxyRun {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    ({ values } = parse(args));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const help = values.help ?? false;
+  const demo = values.demo ?? false;
+  const config = values.config === undefined ? {} : readConfig(values.config);
+  const pick = (flag: string | undefined, field: string): unknown => flag ?? config[field];
+  const wrap = <T>(f: () => T): T => {
+    try {
+      return f();
+    } catch (error) {
+      if (error instanceof UsageError || error instanceof InputError) throw error;
+      throw new UsageError((error as Error).message);
+    }
+  };
+  const listen = parseAddress('--listen', pick(values.listen, 'listen') ?? '8080');
+  const adminText = pick(values.admin, 'admin') ?? (demo ? '9090' : undefined);
+  const admin = adminText === undefined ? null : parseAddress('--admin', adminText);
+  const graceMs = wrap(() => parseDuration('--grace', pick(values.grace, 'grace') ?? '10s'));
+  if (help) return { options: null, listen, admin, graceMs, demo, help };
+
+  const flagLimit: ProxyLimitOptions = {};
+  if (values.rate !== undefined) flagLimit.rate = values.rate;
+  if (values.inflight !== undefined) {
+    const inflight = Number(values.inflight);
+    if (!(Number.isInteger(inflight) && inflight >= 1)) {
+      throw new UsageError(`--inflight must be an integer >= 1; received '${values.inflight}'`);
+    }
+    flagLimit.inflight = inflight;
+  }
+  if (values.key !== undefined) flagLimit.key = values.key as ProxyLimitOptions['key'];
+  const flagged = Object.keys(flagLimit).length > 0;
+  if (flagged && config.limits !== undefined) {
+    throw new UsageError(
+      '--rate, --inflight and --key make one limit; the --config file has limits: use one or the other',
+    );
+  }
+  if (demo) {
+    if (flagLimit.rate === undefined && flagLimit.inflight === undefined) {
+      flagLimit.rate = '10/1s';
+      flagLimit.inflight = 4;
+    }
+  } else if (pick(values.upstream, 'upstream') === undefined) {
+    throw new UsageError('--upstream is required (or --demo)');
+  }
+  if (
+    flagLimit.key !== undefined &&
+    flagLimit.rate === undefined &&
+    flagLimit.inflight === undefined
+  ) {
+    throw new UsageError('--key needs --rate or --inflight');
+  }
+  let trustProxy: unknown = config.trustProxy;
+  if (values['trust-proxy'] !== undefined) {
+    trustProxy = Number(values['trust-proxy']);
+    if (!Number.isInteger(trustProxy)) {
+      throw new UsageError(`--trust-proxy must be an integer; received '${values['trust-proxy']}'`);
+    }
+  }
+  const options: ProxyOptions = {
+    upstream: (pick(values.upstream, 'upstream') as string) ?? 'http://127.0.0.1:1',
+    limits: flagged || demo ? [flagLimit] : ((config.limits as ProxyLimitOptions[]) ?? []),
+    timeoutMs: wrap(() => parseDuration('--timeout', pick(values.timeout, 'timeout') ?? '30s')),
+  };
+  if (trustProxy !== undefined) options.trustProxy = trustProxy as number;
+  for (const name of ['width', 'depth', 'epsilon', 'delta'] as const) {
+    if (config[name] !== undefined) options[name] = config[name] as number;
+  }
+  // Validates everything now, with the option named, before a port is bound.
+  wrap(() => new LimitingProxy(options).server.close());
+  return { options, listen, admin, graceMs, demo, help };
+}
+
+function parse(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: false,
+    strict: true,
+    options: {
+      upstream: { type: 'string' },
+      listen: { type: 'string' },
+      rate: { type: 'string' },
+      inflight: { type: 'string' },
+      key: { type: 'string' },
+      'trust-proxy': { type: 'string' },
+      admin: { type: 'string' },
+      config: { type: 'string' },
+      timeout: { type: 'string' },
+      grace: { type: 'string' },
+      demo: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+/** Listens on `address`; in the demo, a busy port gives way to a free one. */
+async function listenOn(
+  server: Server,
+  address: Address,
+  what: string,
+  fallback: boolean,
+): Promise<string> {
+  for (;;) {
+    server.listen(address.port, address.host);
+    try {
+      await once(server, 'listening');
+    } catch (error) {
+      if (
+        fallback &&
+        (error as NodeJS.ErrnoException).code === 'EADDRINUSE' &&
+        address.port !== 0
+      ) {
+        process.stdout.write(`(port ${address.port} is busy: ${what} takes a free one)\n`);
+        address = { ...address, port: 0 };
+        continue;
+      }
+      throw new InputError(
+        `cannot listen on ${address.host}:${address.port} for ${what}: ${reason(error)}`,
+      );
+    }
+    const { port } = server.address() as AddressInfo;
+    const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+    return `http://${host}:${port}`;
+  }
+}
+
+function describeLimit(proxy: LimitingProxy): string[] {
+  return proxy.limits.map((limit) => {
+    const parts: string[] = [];
+    const limiter = limit.rate?.limiter;
+    if (limiter !== undefined) parts.push(`${limiter.limit} per ${limiter.windowMs} ms`);
+    if (limit.inflight !== null) parts.push(`${limit.inflight.limit} in progress`);
+    return `  limit "${limit.name}": ${parts.join(' and ')} per ${limit.keyKind}, under ${limit.prefix}`;
+  });
+}
+
+/** Runs the proxy until SIGTERM or SIGINT, then shuts down gracefully. */
+export async function runProxy(run: ProxyRun): Promise<void> {
+  const options = run.options as ProxyOptions;
+  let upstreamServer: Server | null = null;
+  if (run.demo) {
+    upstreamServer = createDemoUpstream();
+    options.upstream = await listenOn(
+      upstreamServer,
+      { host: '127.0.0.1', port: 0 },
+      'the demo upstream',
+      false,
+    );
+  }
+  const proxy = new LimitingProxy(options);
+  const url = await listenOn(proxy.server, run.listen, 'the proxy', run.demo);
+  const admin = run.admin === null ? null : createAdminServer(proxy);
+  const adminUrl =
+    admin === null || run.admin === null
+      ? null
+      : await listenOn(admin, run.admin, 'the status page', run.demo);
+  const lines = [
+    `hotcount proxy: ${url} -> ${run.demo ? 'the demo upstream ' : ''}${proxy.upstreamUrl}`,
+    ...describeLimit(proxy),
+  ];
+  if (adminUrl !== null)
+    lines.push(
+      `status page: ${adminUrl}/ (JSON: ${adminUrl}/status, Prometheus: ${adminUrl}/metrics)`,
+    );
+  if (run.demo) {
+    lines.push(
+      '',
+      'Try it (the last requests of the burst answer 429, over 10 a second):',
+      `  for i in $(seq 15); do curl -s -o /dev/null -w '%{http_code} ' ${url}/; done; echo`,
+      `  curl -i ${url}/            # the RateLimit and RateLimit-Policy fields`,
+      `  curl ${url}/slow?ms=5000   # 5 of these at once: the 5th answers 503`,
+      'A real upstream: hotcount proxy --upstream http://HOST:PORT --rate 100/1s --inflight 10 --admin 9090',
+      'Ctrl-C stops.',
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      process.stdout.write(
+        `hotcount proxy: ${signal}: no new connections; ${proxy.traffic.inflight} requests in progress have ${run.graceMs} ms\n`,
+      );
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await proxy.close(run.graceMs);
+  // Then what served it: the demo upstream had to answer the requests let finish.
+  for (const server of [admin, upstreamServer]) {
+    if (server !== null)
+      await new Promise((resolve) => server.close(resolve).closeAllConnections());
+  }
+  process.stdout.write('hotcount proxy: stopped\n');
+}

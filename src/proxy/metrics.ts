@@ -1,0 +1,87 @@
+/**
+ * /metrics: the Prometheus text exposition format (version 0.0.4), written by hand so that the
+ * proxy needs no dependency: per metric a `# HELP` and a `# TYPE` line, then its samples;
+ * label values escaped (backslash, double quote, line feed); counters named `_total`.
+ */
+import type { ProxyStatus } from './status.js';
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+type Sample = [labels: Record<string, string>, value: number];
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function metric(name: string, type: 'counter' | 'gauge', help: string, samples: Sample[]): string {
+  let out = `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
+  for (const [labels, value] of samples) {
+    const pairs = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+    const text = Number.isFinite(value)
+      ? String(value)
+      : value > 0
+        ? '+Inf'
+        : value < 0
+          ? '-Inf'
+          : 'NaN';
+    out += `${name}${pairs.length === 0 ? '' : `{${pairs.join(',')}}`} ${text}\n`;
+  }
+  return out;
+}
+
+export function metricsText(status: ProxyStatus): string {
+  const limits = status.limits;
+  return [
+    metric(
+      'hotcount_requests_total',
+      'counter',
+      'Requests that reached the proxy, by what it decided.',
+      Object.entries(status.requests).map(([outcome, count]) => [{ outcome }, count]),
+    ),
+    metric(
+      'hotcount_upstream_errors_total',
+      'counter',
+      'Requests the upstream failed: refused or reset (502), or silent past the timeout (504).',
+      Object.entries(status.upstreamErrors).map(([kind, count]) => [{ kind }, count]),
+    ),
+    metric('hotcount_inflight', 'gauge', 'Requests in progress through the proxy.', [
+      [{}, status.inflight],
+    ]),
+    metric(
+      'hotcount_limit_inflight',
+      'gauge',
+      "Requests in progress counted by a limit's inflight sketch.",
+      limits
+        .filter((l) => l.inflight !== null)
+        .map((l) => [{ limit: l.name }, l.inflight?.inProgress ?? 0]),
+    ),
+    metric(
+      'hotcount_sketch_memory_bytes',
+      'gauge',
+      "Bytes of a limit's sketches (fixed, whatever the number of clients).",
+      limits.map((l) => [{ limit: l.name }, l.memoryBytes]),
+    ),
+    metric(
+      'hotcount_sketch_epsilon',
+      'gauge',
+      "Relative error of a limit's sketches: e / width.",
+      limits.map((l) => [{ limit: l.name }, l.sketch.epsilon]),
+    ),
+    metric(
+      'hotcount_sketch_error_bound',
+      'gauge',
+      'How far above the truth a count may be, with probability 1 - delta.',
+      limits.flatMap((l) => {
+        const samples: Sample[] = [];
+        if (l.errorBound.rate !== null)
+          samples.push([{ limit: l.name, kind: 'rate' }, l.errorBound.rate]);
+        if (l.errorBound.inflight !== null)
+          samples.push([{ limit: l.name, kind: 'inflight' }, l.errorBound.inflight]);
+        return samples;
+      }),
+    ),
+    metric('hotcount_uptime_seconds', 'gauge', 'Seconds since the proxy started.', [
+      [{}, status.uptimeS],
+    ]),
+  ].join('');
+}

@@ -1,0 +1,430 @@
+/**
+ * The limiting reverse proxy: node:http in front of one upstream, with limits per key decided
+ * before the upstream is touched (503 when a key has too many requests in progress, 429 when
+ * its rate is too high) by the same rules as the middleware (http/rate-limit.ts,
+ * http/inflight-limit.ts), then the request forwarded (forward.ts) on a keep-alive agent.
+ *
+ * Each limit applies to the paths under its `prefix` and counts under its own key kind (client
+ * IP, a header); a request meets every limit whose prefix it falls under. Inflight limits are
+ * entered first, so that a request refused for its rate holds no place for long, and a request
+ * refused by one is counted by no rate.
+ *
+ * WebSocket (and any HTTP/1.1) upgrades pass through under the same limits: the guard is held
+ * as long as the tunnel is open. Shutdown (`close`) stops accepting, lets requests in progress
+ * finish until a deadline, then cuts what is left.
+ */
+import { once } from 'node:events';
+import {
+  Agent,
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
+import { InflightRule } from '../http/inflight-limit.js';
+import { fail } from '../http/middleware.js';
+import { RateLimitRule } from '../http/rate-limit.js';
+import { problemBody, type Refusal, refuse, setField } from '../http/responses.js';
+import { InflightGuard, type Key, type LimitSketchOptions } from '../index.js';
+import { parseRate } from './duration.js';
+import { forward, type Upstream, upstreamHeaders } from './forward.js';
+import { HotKeys, Traffic } from './traffic.js';
+
+export interface ProxyLimitOptions {
+  /** The limit's name, in the RateLimit fields, refusals and the status page. */
+  name?: string;
+  /** The paths it applies to: this prefix, on a segment boundary. Default '/', every path. */
+  prefix?: string;
+  /** What it counts under: 'ip' (default) or 'header:NAME'. */
+  key?: 'ip' | `header:${string}`;
+  /** Requests per window per key: 'N/DURATION' ('100/1m') or { limit, windowMs }. */
+  rate?: string | { limit: number; windowMs: number };
+  algorithm?: 'sliding-window' | 'gcra';
+  burst?: number;
+  /** Requests in progress at once per key. */
+  inflight?: number;
+}
+
+export interface ProxyOptions extends Omit<LimitSketchOptions, 'shared'> {
+  /** Where requests go: http://HOST:PORT. */
+  upstream: string | URL;
+  limits?: ProxyLimitOptions[];
+  /** Trusted proxy hops in front of this one (see http/client-key.ts). Default 0. */
+  trustProxy?: number;
+  ipv6Prefix?: number;
+  /** How long the upstream may stay silent before a 504. Default 30,000 ms. */
+  timeoutMs?: number;
+}
+
+const OPTION_NAMES = [
+  'upstream',
+  'limits',
+  'trustProxy',
+  'ipv6Prefix',
+  'timeoutMs',
+  'width',
+  'depth',
+  'epsilon',
+  'delta',
+  'secret',
+  'engine',
+];
+const LIMIT_NAMES = ['name', 'prefix', 'key', 'rate', 'algorithm', 'burst', 'inflight'];
+
+/** One limit of the proxy, as it runs. */
+export class ProxyLimit {
+  readonly name: string;
+  readonly prefix: string;
+  readonly keyKind: string;
+  readonly rate: RateLimitRule | null;
+  readonly inflight: InflightRule | null;
+  readonly hot = new HotKeys();
+  readonly key: (req: IncomingMessage) => Key;
+
+  constructor(
+    options: ProxyLimitOptions,
+    at: string,
+    shared: Omit<ProxyOptions, 'upstream' | 'limits' | 'timeoutMs'>,
+    fallbackName: string,
+  ) {
+    if (options === null || typeof options !== 'object') throw typeError(at, 'an object', options);
+    checkOptionNames(at, options, LIMIT_NAMES);
+    const { name, prefix = '/', key = 'ip', rate, algorithm, burst, inflight } = options;
+    if (typeof prefix !== 'string' || !prefix.startsWith('/')) {
+      throw rangeError(`${at}.prefix`, "a path starting with '/'", prefix);
+    }
+    if (rate === undefined && inflight === undefined) {
+      throw new RangeError(`${at} must have a rate, an inflight limit or both`);
+    }
+    const common = { name: name ?? fallbackName, key, ...shared };
+    const perWindow =
+      rate === undefined ? null : typeof rate === 'string' ? parseRate(`${at}.rate`, rate) : rate;
+    this.rate =
+      perWindow === null
+        ? null
+        : new RateLimitRule({
+            ...common,
+            ...perWindow,
+            ...(algorithm === undefined ? {} : { algorithm }),
+            ...(burst === undefined ? {} : { burst }),
+          });
+    this.inflight =
+      inflight === undefined
+        ? null
+        : new InflightRule({
+            ...common,
+            limit: integerIn(`${at}.inflight`, inflight, 1, 0x7fffffff),
+          });
+    this.name = (this.rate?.name ?? this.inflight?.name) as string;
+    this.prefix = prefix;
+    this.keyKind = typeof key === 'string' ? key : 'function';
+    this.key = (this.rate ?? (this.inflight as InflightRule)).key;
+  }
+
+  /** Whether `path` (a request target) is under this limit's prefix, on a segment boundary. */
+  covers(path: string): boolean {
+    const prefix = this.prefix;
+    if (!path.startsWith(prefix)) return false;
+    if (prefix.endsWith('/') || path.length === prefix.length) return true;
+    const next = path.charCodeAt(prefix.length);
+    return next === 0x2f || next === 0x3f; // '/' or '?'
+  }
+
+  get memoryBytes(): number {
+    return (this.rate?.limiter.memoryBytes ?? 0) + (this.inflight?.inflight.memoryBytes ?? 0);
+  }
+}
+
+/** A request let through: what it holds until it ends. */
+interface Held {
+  guards: InflightGuard[];
+  limits: ProxyLimit[];
+  keys: Key[];
+}
+
+export class LimitingProxy {
+  /** The proxy's server, not yet listening: `server.listen(port, host)`. */
+  readonly server: Server;
+  readonly traffic: Traffic;
+  readonly limits: readonly ProxyLimit[];
+  readonly upstreamUrl: string;
+  readonly timeoutMs: number;
+  readonly startedAt = Date.now();
+  private readonly upstream: Upstream;
+  private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 256 });
+  private readonly trusted: boolean;
+  private readonly tunnels = new Set<Socket>();
+
+  constructor(options: ProxyOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw typeError('options', 'an object with upstream', options);
+    }
+    checkOptionNames('options', options, OPTION_NAMES);
+    const { upstream, limits = [], timeoutMs = 30_000, ...shared } = options;
+    this.upstream = parseUpstream(upstream);
+    this.upstreamUrl = `http://${this.upstream.host}`;
+    this.timeoutMs = integerIn('timeoutMs', timeoutMs, 1, 2 ** 31 - 1);
+    if (!Array.isArray(limits)) throw typeError('limits', 'an array', limits);
+    this.limits = limits.map(
+      (limit, i) =>
+        new ProxyLimit(
+          limit,
+          `limits[${i}]`,
+          shared,
+          limits.length === 1 ? 'proxy' : `limit-${i + 1}`,
+        ),
+    );
+    const names = new Set(this.limits.map((limit) => limit.name));
+    if (names.size !== this.limits.length) throw new RangeError('limits must have distinct names');
+    this.trusted = (shared.trustProxy ?? 0) > 0;
+    this.traffic = new Traffic();
+    this.server = createServer((req, res) => this.handle(req, res));
+    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket as Socket, head));
+  }
+
+  /**
+   * Decides `req` under every limit that covers it: the guards it holds, or a refusal sent
+   * (and null returned). `send` carries a refusal to the client.
+   */
+  private admit(
+    req: IncomingMessage,
+    res: ServerResponse | null,
+    send: (refusal: Refusal) => void,
+  ): Held | null {
+    const path = req.url ?? '/';
+    const held: Held = { guards: [], limits: [], keys: [] };
+    const covering = this.limits.filter((limit) => limit.covers(path));
+    const keys: Key[] = [];
+    for (const limit of covering) {
+      const key = limit.key(req);
+      keys.push(key);
+      limit.hot.seen(key);
+    }
+    for (let i = 0; i < covering.length; i++) {
+      const limit = covering[i];
+      if (limit.inflight === null) continue;
+      const entered = limit.inflight.enterKey(req, keys[i]);
+      if (!(entered instanceof InflightGuard)) {
+        release(held);
+        this.traffic.record('inflight_limited');
+        send(entered);
+        return null;
+      }
+      held.guards.push(entered);
+      held.limits.push(limit);
+      held.keys.push(keys[i]);
+      limit.hot.entered(keys[i]);
+    }
+    for (let i = 0; i < covering.length; i++) {
+      const rate = covering[i].rate;
+      if (rate === null) continue;
+      const decided = rate.decideKey(req, keys[i]);
+      if (res !== null) {
+        setField(res, 'RateLimit-Policy', decided.policy);
+        setField(res, 'RateLimit', decided.state);
+      }
+      if (decided.refusal !== null) {
+        release(held);
+        this.traffic.record('rate_limited');
+        send(decided.refusal);
+        return null;
+      }
+    }
+    this.traffic.record('allowed');
+    return held;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    let held: Held | null;
+    try {
+      held = this.admit(req, res, (refusal) => refuse(res, refusal));
+    } catch (error) {
+      fail(res, () => {}, error);
+      return;
+    }
+    if (held === null) return;
+    const traffic = this.traffic;
+    traffic.inflight++;
+    res.once('close', () => {
+      traffic.inflight--;
+      release(held);
+    });
+    forward(req, res, this.upstream, this.agent, this.timeoutMs, this.trusted, (outcome) => {
+      if (outcome === 'refused' || outcome === 'timeout') traffic.upstreamErrors[outcome]++;
+    });
+  }
+
+  /** An upgrade (WebSocket): limits as for any request, then a tunnel to the upstream. */
+  private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    let held: Held | null;
+    try {
+      held = this.admit(req, null, (refusal) => refuseRaw(socket, refusal));
+    } catch (error) {
+      refuseRaw(socket, {
+        status: 500,
+        title: 'Internal Server Error',
+        detail: `hotcount could not key this request: ${(error as Error).message}`,
+        retryAfterS: 1,
+      });
+      return;
+    }
+    if (held === null) return;
+    const admitted = held;
+    const traffic = this.traffic;
+    traffic.inflight++;
+    this.tunnels.add(socket);
+    socket.once('close', () => {
+      traffic.inflight--;
+      release(admitted);
+      this.tunnels.delete(socket);
+    });
+    const keep = new Set(['connection', 'upgrade']);
+    const headers = upstreamHeaders(req, this.upstream, this.trusted, keep);
+    headers.connection = 'Upgrade';
+    const outgoing = request({
+      hostname: this.upstream.hostname,
+      port: this.upstream.port,
+      method: req.method,
+      path: req.url,
+      headers,
+      agent: false,
+    });
+    outgoing.setTimeout(this.timeoutMs, () => outgoing.destroy(new Error('upstream timeout')));
+    outgoing.on('error', (error) => {
+      const timeout = error.message === 'upstream timeout';
+      traffic.upstreamErrors[timeout ? 'timeout' : 'refused']++;
+      refuseRaw(
+        socket,
+        timeout
+          ? {
+              status: 504,
+              title: 'Gateway Timeout',
+              detail: 'no upgrade from the upstream in time',
+              retryAfterS: 1,
+            }
+          : {
+              status: 502,
+              title: 'Bad Gateway',
+              detail: 'the upstream refused or reset the connection',
+              retryAfterS: 1,
+            },
+      );
+    });
+    outgoing.on('upgrade', (answer, tunnel, upstreamHead) => {
+      outgoing.setTimeout(0);
+      socket.write(statusLine(answer) + rawHeaders(answer.rawHeaders));
+      if (upstreamHead.length > 0) socket.write(upstreamHead);
+      if (head.length > 0) tunnel.write(head);
+      tunnel.on('error', () => socket.destroy());
+      socket.on('close', () => tunnel.destroy());
+      tunnel.on('close', () => socket.destroy());
+      tunnel.pipe(socket);
+      socket.pipe(tunnel);
+    });
+    // The upstream declined the upgrade: its answer goes back as is, and the connection ends.
+    outgoing.on('response', (answer) => {
+      socket.write(statusLine(answer) + rawHeaders(answer.rawHeaders, true));
+      answer.pipe(socket);
+    });
+    outgoing.end();
+  }
+
+  /**
+   * Stops accepting; requests in progress (and open tunnels) have until `graceMs` to finish,
+   * then what is left is cut. Resolves when the server is closed.
+   */
+  async close(graceMs = 10_000): Promise<void> {
+    const server = this.server;
+    const closed = once(server, 'close');
+    server.close();
+    server.closeIdleConnections();
+    const deadline = setTimeout(() => {
+      server.closeAllConnections();
+      for (const socket of this.tunnels) socket.destroy();
+    }, graceMs);
+    // Keep-alive connections close as their responses end (Node answers with Connection: close
+    // once the server is closing); the idle ones are closed now, and again as they turn idle.
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    try {
+      await closed;
+    } finally {
+      clearTimeout(deadline);
+      clearInterval(idle);
+      this.agent.destroy();
+    }
+  }
+
+  /** Bytes of every limit's sketches, and the status page's. */
+  get memoryBytes(): { limits: number; status: number } {
+    let limits = 0;
+    let status = 0;
+    for (const limit of this.limits) {
+      limits += limit.memoryBytes;
+      status += limit.hot.memoryBytes;
+    }
+    return { limits, status };
+  }
+}
+
+function release(held: Held): void {
+  for (let i = 0; i < held.guards.length; i++) {
+    const guard = held.guards[i];
+    if (!guard.held) continue;
+    guard.release();
+    held.limits[i].hot.left(held.keys[i]);
+  }
+}
+
+function parseUpstream(value: unknown): Upstream {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw rangeError('upstream', 'a URL such as http://127.0.0.1:8080', value);
+  }
+  if (typeof value !== 'string' && !(value instanceof URL)) {
+    throw typeError('upstream', 'a URL such as http://127.0.0.1:8080', value);
+  }
+  if (
+    url.protocol !== 'http:' ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.username !== ''
+  ) {
+    throw rangeError('upstream', 'http://HOST[:PORT] (no path, query or credentials)', value);
+  }
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return { protocol: 'http:', hostname, port: Number(url.port || 80), host: url.host };
+}
+
+function statusLine(answer: IncomingMessage): string {
+  return `HTTP/1.1 ${answer.statusCode} ${answer.statusMessage ?? ''}\r\n`;
+}
+
+/** Raw header lines as received, and the blank line; `close` adds Connection: close. */
+function rawHeaders(raw: string[], close = false): string {
+  let out = '';
+  for (let i = 0; i < raw.length; i += 2) {
+    if (close && /^(connection|keep-alive)$/i.test(raw[i])) continue;
+    out += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  return `${out}${close ? 'Connection: close\r\n' : ''}\r\n`;
+}
+
+/** A refusal written on a raw socket (an upgrade has no ServerResponse), then the end. */
+function refuseRaw(socket: Socket, refusal: Refusal): void {
+  if (socket.destroyed) return;
+  const body = problemBody(refusal);
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${refusal.title}\r\n` +
+      `Retry-After: ${refusal.retryAfterS}\r\n` +
+      'Content-Type: application/problem+json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
