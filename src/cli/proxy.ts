@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createAdminServer } from '../proxy/admin.js';
 import { createDemoUpstream } from '../proxy/demo-upstream.js';
-import { parseDuration } from '../proxy/duration.js';
+import { parseDuration, parseRate } from '../proxy/duration.js';
 import { LimitingProxy, type ProxyLimitOptions, type ProxyOptions } from '../proxy/proxy.js';
 import { InputError, reason, UsageError } from './errors.js';
 
@@ -133,7 +133,10 @@ export function parseProxyArgs(args: string[]): ProxyRun {
   if (help) return { options: null, listen, admin, graceMs, demo, help };
 
   const flagLimit: ProxyLimitOptions = {};
-  if (values.rate !== undefined) flagLimit.rate = values.rate;
+  if (values.rate !== undefined) {
+    wrap(() => parseRate('--rate', values.rate));
+    flagLimit.rate = values.rate;
+  }
   if (values.inflight !== undefined) {
     const inflight = Number(values.inflight);
     if (!(Number.isInteger(inflight) && inflight >= 1)) {

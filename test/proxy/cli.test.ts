@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { listen } from '../helpers/http.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+function run(args: string[]) {
+  return spawnSync(process.execPath, [MAIN, 'proxy', ...args], { encoding: 'utf8' });
+}
+
+/** Starts `hotcount proxy args`; resolves once it prints its URLs. */
+async function start(
+  args: string[],
+): Promise<{ child: ChildProcess; url: string; admin: string | null; out: () => string }> {
+  const child = spawn(process.execPath, [MAIN, 'proxy', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk) => {
+    out += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    out += chunk;
+  });
+  while (
+    !/^hotcount proxy: (http:\S+)/m.test(out) ||
+    (args.includes('--admin') && !/status page/.test(out))
+  ) {
+    if (child.exitCode !== null) throw new Error(`the proxy exited: ${out}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const url = /^hotcount proxy: (http:\S+)/m.exec(out)?.[1] as string;
+  const admin = /status page: (http:\/\/[^/\s]+)/.exec(out)?.[1] ?? null;
+  return { child, url, admin, out: () => out };
+}
+
+test('usage errors exit 2 with one line naming the flag; --help exits 0', () => {
+  const missing = run([]);
+  assert.equal(missing.status, 2);
+  assert.match(
+    missing.stderr,
+    /^hotcount: --upstream is required \(or --demo\)\nTry 'hotcount proxy --help'\.\n$/,
+  );
+  const rate = run(['--upstream', 'http://127.0.0.1:1', '--rate', '10 per second']);
+  assert.equal(rate.status, 2);
+  assert.match(rate.stderr, /--rate must be a rate N\/DURATION/);
+  const listen = run(['--upstream', 'http://127.0.0.1:1', '--listen', 'nowhere']);
+  assert.equal(listen.status, 2);
+  assert.match(listen.stderr, /--listen must be \[HOST:\]PORT/);
+  const upstream = run(['--upstream', 'https://example.com']);
+  assert.equal(upstream.status, 2);
+  assert.match(upstream.stderr, /upstream must be http:\/\/HOST\[:PORT\]/);
+  const help = run(['--help']);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^Usage: hotcount proxy --upstream/);
+});
+
+test('a config file gives limits per route prefix and key kind; a bad one is named', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotcount-proxy-'));
+  const upstream = await listen((_req, res) => res.end('ok'));
+  const config = join(dir, 'proxy.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      upstream: upstream.url,
+      listen: '127.0.0.1:0',
+      limits: [{ name: 'api', prefix: '/api', key: 'header:x-api-key', rate: '1/1m' }],
+    }),
+  );
+  const proxy = await start(['--config', config]);
+  try {
+    const get = async (path: string) =>
+      (await fetch(`${proxy.url}${path}`, { headers: { 'x-api-key': 'k' } })).status;
+    assert.deepEqual([await get('/api'), await get('/api'), await get('/other')], [200, 429, 200]);
+  } finally {
+    proxy.child.kill('SIGTERM');
+    await once(proxy.child, 'exit');
+    upstream.server.close();
+  }
+  writeFileSync(config, JSON.stringify({ upstream: upstream.url, limits: [{ prefix: '/api' }] }));
+  const bad = run(['--config', config]);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /limits\[0\] must have a rate, an inflight limit or both/);
+  writeFileSync(config, JSON.stringify({ upstream: upstream.url, limit: [] }));
+  assert.match(run(['--config', config]).stderr, /unknown field 'limit'/);
+});
+
+test('SIGTERM: no new connections, requests in progress finish, then exit 0', async () => {
+  let arrived = () => {};
+  const reached = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const upstream = await listen((_req, res) => {
+    arrived();
+    setTimeout(() => res.end('finished'), 400);
+  });
+  const proxy = await start(['--upstream', upstream.url, '--listen', '0', '--grace', '5s']);
+  try {
+    const slow = fetch(proxy.url).then(async (r) => [r.status, await r.text()]);
+    await reached;
+    proxy.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    // The listener is closed: a new connection is refused while the slow request goes on.
+    const refused = await new Promise<string>((resolve) => {
+      const req = request(proxy.url, { agent: false }, () => resolve('answered'));
+      req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      req.end();
+    });
+    assert.equal(refused, 'ECONNREFUSED');
+    assert.deepEqual(await slow, [200, 'finished']);
+    const [code] = await once(proxy.child, 'exit');
+    assert.equal(code, 0);
+    assert.match(
+      proxy.out(),
+      /SIGTERM: no new connections; 1 requests in progress have 5000 ms\n.*stopped\n$/s,
+    );
+  } finally {
+    proxy.child.kill('SIGKILL');
+    upstream.server.closeAllConnections();
+    upstream.server.close();
+  }
+});
+
+test('SIGTERM: a request past the grace deadline is cut, and the proxy still exits', async () => {
+  let arrived = () => {};
+  const reached = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const upstream = await listen(() => arrived()); // never answers
+  const proxy = await start(['--upstream', upstream.url, '--listen', '0', '--grace', '200ms']);
+  try {
+    const cut = fetch(proxy.url).then(
+      () => 'answered',
+      () => 'cut',
+    );
+    await reached;
+    proxy.child.kill('SIGTERM');
+    const [code] = await once(proxy.child, 'exit');
+    assert.equal(code, 0);
+    assert.equal(await cut, 'cut');
+  } finally {
+    proxy.child.kill('SIGKILL');
+    upstream.server.closeAllConnections();
+    upstream.server.close();
+  }
+});
+
+test('--demo (what npm start runs): the printed burst answers 429, the status page is up', async () => {
+  const proxy = await start(['--demo', '--listen', '0', '--admin', '0']);
+  try {
+    assert.match(proxy.out(), /for i in \$\(seq 15\); do curl .*; done; echo/);
+    const statuses = [];
+    for (let i = 0; i < 15; i++) statuses.push((await fetch(`${proxy.url}/`)).status);
+    assert.ok(statuses.includes(429), statuses.join(' '));
+    assert.equal(statuses[0], 200);
+    const status = (await (await fetch(`${proxy.admin}/status`)).json()) as {
+      requests: { rate_limited: number };
+    };
+    assert.ok(status.requests.rate_limited >= 1);
+  } finally {
+    proxy.child.kill('SIGTERM');
+    await once(proxy.child, 'exit');
+  }
+});
