@@ -18,9 +18,14 @@ if (missing.length > 0) {
     console.error(`Install with: sudo apt-get update && sudo apt-get install -y ${pkgs.join(' ')}`);
     process.exit(1);
   }
-  console.error(`hotcount tests: missing ${what}; installing: apt-get install -y ${pkgs.join(' ')}`);
+  console.error(
+    `hotcount tests: missing ${what}; installing: apt-get install -y ${pkgs.join(' ')}`,
+  );
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', ...pkgs]]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', ...pkgs],
+  ]) {
     const result = spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
     if (result.status !== 0) {
       console.error(`hotcount tests: apt-get ${args.join(' ')} failed (exit ${result.status}).`);
@@ -29,7 +34,9 @@ if (missing.length > 0) {
   }
   const still = missing.filter(({ path }) => !existsSync(path));
   if (still.length > 0) {
-    console.error(`hotcount tests: ${still.map(({ path }) => path).join(', ')} still missing after apt-get.`);
+    console.error(
+      `hotcount tests: ${still.map(({ path }) => path).join(', ')} still missing after apt-get.`,
+    );
     process.exit(1);
   }
 }
