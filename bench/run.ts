@@ -14,6 +14,7 @@ import { accuracySuite } from './accuracy.js';
 import { cliSuite } from './cli.js';
 import { cliLargeKSuite } from './cli-large-k.js';
 import { httpSuite } from './http.js';
+import { httpKeysSuite } from './http-keys.js';
 import { incrementSuite } from './increment.js';
 import { limitsSuite } from './limits.js';
 import {
@@ -40,6 +41,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['table', tableSuite],
   ['limits', limitsSuite],
   ['http', httpSuite],
+  ['http-keys', httpKeysSuite],
 ];
 
 const RUNS = 5;

@@ -1,6 +1,6 @@
 /**
- * Forwarding one request to the upstream and its response back, streamed both ways: bodies go
- * through `pipeline` chunk by chunk, never gathered, so a proxy of a large upload or a long
+ * Forwarding one request to the upstream and its response back, streamed both ways: bodies are
+ * piped chunk by chunk, never gathered, so a proxy of a large upload or a long
  * download holds one chunk at a time and the upstream's backpressure reaches the client.
  *
  * Headers: the hop-by-hop ones (RFC 9110 7.6.1: Connection and every field it names,
@@ -15,7 +15,6 @@
  * away aborts the upstream request.
  */
 import { type Agent, type IncomingMessage, request, type ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
 import { refuse, withMember } from '../http/responses.js';
 
 /** Fields that describe one connection, not the message (lower case). */
@@ -154,10 +153,13 @@ export function forward(
       );
     }
     res.writeHead(incoming.statusCode ?? 502, incoming.statusMessage);
-    pipeline(incoming, res, (error) => {
-      if (error) res.destroy();
-      end(error ? (res.writableFinished ? 'ok' : 'aborted') : 'ok');
-    });
+    // `pipe`, not `pipeline`: the latter makes an AbortSignal per call, 7% of the proxy's time
+    // in a profile. A response cut by the upstream cuts the client's (never ends it cleanly);
+    // a client gone destroys the upstream request ('close' below).
+    incoming.pipe(res);
+    incoming.once('error', () => res.destroy());
+    incoming.once('aborted', () => res.destroy());
+    res.once('finish', () => end('ok'));
   });
   // Not `pipeline` this way: it would destroy `req`, and with it the socket that a 502 must
   // still go out on. A request body the upstream no longer reads is drained instead.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { listen } from '../helpers/http.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 
 function run(args: string[]) {
   return spawnSync(process.execPath, [MAIN, 'proxy', ...args], { encoding: 'utf8' });
@@ -167,5 +168,28 @@ test('--demo (what npm start runs): the printed burst answers 429, the status pa
   } finally {
     proxy.child.kill('SIGTERM');
     await once(proxy.child, 'exit');
+  }
+});
+
+test("the README's config file example is one the proxy takes, and limits as it says", async () => {
+  const block = /```json\n([\s\S]*?)```/.exec(readFileSync(README, 'utf8'))?.[1];
+  assert.ok(block !== undefined, 'the README has a JSON config example');
+  const upstream = await listen((_req, res) => res.end('ok'));
+  const config = JSON.parse(block);
+  Object.assign(config, { upstream: upstream.url, listen: '0', admin: '0' });
+  const file = join(mkdtempSync(join(tmpdir(), 'hotcount-proxy-')), 'proxy.json');
+  writeFileSync(file, JSON.stringify(config));
+  const proxy = await start(['--config', file]);
+  try {
+    assert.match(proxy.out(), /limit "login": 5 per 60000 ms per ip, under \/login/);
+    const login = [];
+    for (let i = 0; i < 3; i++) login.push((await fetch(`${proxy.url}/login`)).status);
+    assert.deepEqual(login, [200, 200, 429], 'gcra with burst 2');
+    const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
+    assert.match(metrics, /hotcount_sketch_memory_bytes\{limit="api"\} \d+/);
+  } finally {
+    proxy.child.kill('SIGTERM');
+    await once(proxy.child, 'exit');
+    upstream.server.close();
   }
 });

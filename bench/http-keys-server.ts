@@ -1,0 +1,96 @@
+/**
+ * One server of the http-keys suite, in a process of its own, keyed by the `x-client` request
+ * header (so that one load generator on loopback can be a million clients):
+ * `node --expose-gc http-keys-server.js <case> <limit> <windowMs>`. Listens on a free loopback
+ * port, prints `{ "port": N }`, and answers the parent's `'rss'` IPC message with its resident
+ * set size after a full collection.
+ */
+import { createServer } from 'node:http';
+import fastifyRateLimit from '@fastify/rate-limit';
+import express from 'express';
+import { rateLimit as expressRateLimit } from 'express-rate-limit';
+import Fastify from 'fastify';
+import hotcount from '../src/http/fastify.js';
+import { rateLimit } from '../src/http/index.js';
+
+export const KEY_CASES = [
+  'node:http + rateLimit',
+  'express + rateLimit',
+  'express + express-rate-limit',
+  'fastify + hotcount plugin',
+  'fastify + @fastify/rate-limit',
+] as const;
+export type KeyCase = (typeof KEY_CASES)[number];
+
+const HEADER = 'x-client';
+
+function ready(port: number): void {
+  process.send?.({ port });
+}
+
+async function main(which: KeyCase, limit: number, windowMs: number): Promise<void> {
+  const clientOf = (headers: Record<string, unknown>) => String(headers[HEADER]);
+  switch (which) {
+    case 'node:http + rateLimit': {
+      const limiter = rateLimit({ limit, windowMs, key: `header:${HEADER}` });
+      const server = createServer((req, res) => limiter(req, res, () => res.end('hello')));
+      server.keepAliveTimeout = 60_000;
+      server.listen(0, '127.0.0.1', () => ready((server.address() as { port: number }).port));
+      return;
+    }
+    case 'express + rateLimit':
+    case 'express + express-rate-limit': {
+      const app = express();
+      app.use(
+        which === 'express + rateLimit'
+          ? rateLimit({ limit, windowMs, key: `header:${HEADER}` })
+          : expressRateLimit({
+              limit,
+              windowMs,
+              standardHeaders: 'draft-8',
+              legacyHeaders: false,
+              keyGenerator: (req) => clientOf(req.headers),
+              validate: false,
+            }),
+      );
+      app.get('/', (_req, res) => {
+        res.send('hello');
+      });
+      const server = app.listen(0, '127.0.0.1', () =>
+        ready((server.address() as { port: number }).port),
+      );
+      server.keepAliveTimeout = 60_000;
+      return;
+    }
+    case 'fastify + hotcount plugin':
+    case 'fastify + @fastify/rate-limit': {
+      const app = Fastify();
+      if (which === 'fastify + hotcount plugin') {
+        await app.register(hotcount, { rate: { limit, windowMs, key: `header:${HEADER}` } });
+      } else {
+        // Its defaults otherwise: the LocalStore, an LRU of 5,000 clients.
+        await app.register(fastifyRateLimit, {
+          max: limit,
+          timeWindow: windowMs,
+          keyGenerator: (request) => clientOf(request.headers),
+        });
+      }
+      app.get('/', async () => 'hello');
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      ready((app.server.address() as { port: number }).port);
+      return;
+    }
+  }
+}
+
+process.on('message', (message) => {
+  if (message !== 'rss') return;
+  globalThis.gc?.();
+  process.send?.({ rss: process.memoryUsage().rss });
+});
+
+const [which, limit, windowMs] = [process.argv[2] as KeyCase, process.argv[3], process.argv[4]];
+if (!KEY_CASES.includes(which)) {
+  throw new RangeError(`case must be one of ${KEY_CASES.join(', ')}; got ${which}`);
+}
+await main(which, Number(limit), Number(windowMs));
