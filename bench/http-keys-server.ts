@@ -14,6 +14,7 @@ import hotcount from '../src/http/fastify.js';
 import { rateLimit } from '../src/http/index.js';
 
 export const KEY_CASES = [
+  'node:http',
   'node:http + rateLimit',
   'express + rateLimit',
   'express + express-rate-limit',
@@ -31,6 +32,12 @@ function ready(port: number): void {
 async function main(which: KeyCase, limit: number, windowMs: number): Promise<void> {
   const clientOf = (headers: Record<string, unknown>) => String(headers[HEADER]);
   switch (which) {
+    case 'node:http': {
+      const server = createServer((_req, res) => res.end('hello'));
+      server.keepAliveTimeout = 60_000;
+      server.listen(0, '127.0.0.1', () => ready((server.address() as { port: number }).port));
+      return;
+    }
     case 'node:http + rateLimit': {
       const limiter = rateLimit({ limit, windowMs, key: `header:${HEADER}` });
       const server = createServer((req, res) => limiter(req, res, () => res.end('hello')));
@@ -86,7 +93,7 @@ async function main(which: KeyCase, limit: number, windowMs: number): Promise<vo
 process.on('message', (message) => {
   if (message !== 'rss') return;
   globalThis.gc?.();
-  process.send?.({ rss: process.memoryUsage().rss });
+  process.send?.(process.memoryUsage());
 });
 
 const [which, limit, windowMs] = [process.argv[2] as KeyCase, process.argv[3], process.argv[4]];
