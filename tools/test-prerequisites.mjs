@@ -1,11 +1,18 @@
 #!/usr/bin/env node
 // What `npm test` needs beyond npm: Debian's chromium (the status page test drives it with
-// playwright-core). A missing one is installed with apt-get, saying so, when this runs as root
+// playwright-core) and redis-server (the Redis tests start servers of their own). A missing one is installed with apt-get, saying so, when this runs as root
 // with apt-get at hand; otherwise the tests stop here with what to run.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const NEEDED = [{ path: '/usr/bin/chromium', pkg: 'chromium', why: 'the status page test' }];
+const NEEDED = [
+  { path: '/usr/bin/chromium', pkg: 'chromium', why: 'the status page test' },
+  {
+    path: '/usr/bin/redis-server',
+    pkg: 'redis-server',
+    why: 'the Redis tests, which start their own',
+  },
+];
 
 const missing = NEEDED.filter(({ path }) => !existsSync(path));
 if (missing.length > 0) {

@@ -1,0 +1,13 @@
+/**
+ * hotcount/redis: sketches in Redis, for a fleet of processes and hosts (ioredis is a peer
+ * dependency of this entry point only).
+ *
+ *   import { RedisCountMinSketch } from 'hotcount/redis';
+ *   const sketch = new RedisCountMinSketch({ redis, name: 'requests', secret });
+ *   await sketch.increment('customer-42');
+ */
+export {
+  type RedisClient,
+  type RedisCountMinOptions,
+  RedisCountMinSketch,
+} from './redis-count-min.js';

@@ -1,0 +1,75 @@
+/**
+ * The sketch's update rules as Lua, for Redis: a script runs atomically, so an update is one
+ * round trip that no other client's update can interleave with. They are the rules of
+ * sketch/count-min.ts over the cells of one Redis string (BITFIELD i32 at #cell), with the
+ * same sticky saturation as sketch/counters.ts (a cell at +-(2^31 - 1) stays there, so a later
+ * decrement cannot pull it below the truth); the tests feed a Redis sketch and a local one the
+ * same stream and compare them cell for cell.
+ *
+ * KEYS[1] the cells, KEYS[2] the header hash. ARGV[1] the shape ("width:depth:rule:fingerprint",
+ * written by the first writer; a writer with another shape gets an error, never a write), ARGV[2]
+ * the amount, ARGV[3..] the key's cell per row.
+ */
+
+/** Checks or sets the shape; shared by both scripts. */
+const SHAPE = `
+local shape = redis.call('HGET', KEYS[2], 'shape')
+if not shape then
+  redis.call('HSET', KEYS[2], 'shape', ARGV[1], 'total', 0)
+elseif shape ~= ARGV[1] then
+  return redis.error_reply('HOTCOUNT_SHAPE ' .. shape)
+end
+local SAT = 2147483647
+local by = tonumber(ARGV[2])
+local reads = {}
+for i = 3, #ARGV do
+  reads[#reads + 1] = 'GET'; reads[#reads + 1] = 'i32'; reads[#reads + 1] = '#' .. ARGV[i]
+end
+local values = redis.call('BITFIELD', KEYS[1], unpack(reads))
+`;
+
+/** Plain rule: adds `by` (signed) to each cell, saturating and sticky; returns the least. */
+export const ADD_SCRIPT = `${SHAPE}
+local sets = {}
+local least = SAT
+for i, value in ipairs(values) do
+  local next = value
+  if value ~= SAT and value ~= -SAT then
+    next = math.max(-SAT, math.min(SAT, value + by))
+    sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 2]
+    sets[#sets + 1] = next
+  end
+  if next < least then least = next end
+end
+if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+redis.call('HINCRBY', KEYS[2], 'total', by)
+return least
+`;
+
+/**
+ * Conservative rule: raises each cell to target = estimate + by (saturating at 2^31 - 1); a
+ * cell at -(2^31 - 1) stays there. Returns the target, the key's new estimate.
+ */
+export const RAISE_SCRIPT = `${SHAPE}
+local least = SAT
+for _, value in ipairs(values) do
+  if value < least then least = value end
+end
+local target = SAT
+if least < SAT - by then target = least + by end
+local sets = {}
+for i, value in ipairs(values) do
+  if value < target and value ~= -SAT then
+    sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 2]
+    sets[#sets + 1] = target
+  end
+end
+if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+redis.call('HINCRBY', KEYS[2], 'total', by)
+return target
+`;
+
+/** Checks or sets the shape alone (ARGV[2] = 0, no cells): the first call of every instance. */
+export const SHAPE_SCRIPT = `${SHAPE}
+return 0
+`;
