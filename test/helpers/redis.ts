@@ -2,13 +2,13 @@
  * Real Redis servers for the tests: Debian's redis-server on a free loopback port, with a data
  * folder of its own, started and stopped (or killed, paused, restarted) by the test.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -80,5 +80,65 @@ export class RedisServer {
   async restart(): Promise<void> {
     await this.stop();
     await this.run();
+  }
+}
+
+/**
+ * A Redis Cluster of `masters` masters (no replicas) on loopback, made as an operator makes
+ * one: servers with `--cluster-enabled yes`, joined by `redis-cli --cluster create`.
+ */
+export class RedisCluster {
+  readonly servers: RedisServer[];
+
+  private constructor(servers: RedisServer[]) {
+    this.servers = servers;
+  }
+
+  static async start(masters = 3): Promise<RedisCluster> {
+    const servers: RedisServer[] = [];
+    for (let i = 0; i < masters; i++) {
+      servers.push(
+        await RedisServer.start([
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+        ]),
+      );
+    }
+    const nodes = servers.map((server) => `127.0.0.1:${server.port}`);
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-yes'], {
+      encoding: 'utf8',
+    });
+    if (created.status !== 0) {
+      await Promise.all(servers.map((server) => server.stop()));
+      throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    }
+    const cluster = new RedisCluster(servers);
+    // The slots are assigned at once; the nodes agree on them a moment later.
+    const client = cluster.client();
+    try {
+      for (let tries = 0; ; tries++) {
+        const info = (await client.cluster('INFO')) as string;
+        if (info.includes('cluster_state:ok')) break;
+        if (tries > 100) throw new Error(`the cluster never became ok: ${info}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      client.disconnect();
+    }
+    return cluster;
+  }
+
+  /** A Cluster client; the caller disconnects it. */
+  client(): Cluster {
+    return new Cluster(
+      this.servers.map((server) => ({ host: '127.0.0.1', port: server.port })),
+      { redisOptions: { maxRetriesPerRequest: 1 } },
+    );
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((server) => server.stop()));
   }
 }
