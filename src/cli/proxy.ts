@@ -284,7 +284,7 @@ export async function runProxy(run: ProxyRun): Promise<void> {
       'Try it (the last requests of the burst answer 429, over 10 a second):',
       `  for i in $(seq 15); do curl -s -o /dev/null -w '%{http_code} ' ${url}/; done; echo`,
       `  curl -i ${url}/            # the RateLimit and RateLimit-Policy fields`,
-      `  curl ${url}/slow?ms=5000   # 5 of these at once: the 5th answers 503`,
+      `  curl '${url}/slow?ms=5000'   # 5 of these at once: the 5th answers 503`,
       'A real upstream: hotcount proxy --upstream http://HOST:PORT --rate 100/1s --inflight 10 --admin 9090',
       'Ctrl-C stops.',
     );
