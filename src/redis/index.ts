@@ -6,6 +6,8 @@
  *   const sketch = new RedisCountMinSketch({ redis, name: 'requests', secret });
  *   await sketch.increment('customer-42');
  */
+
+export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from './local-first.js';
 export {
   type RedisClient,
   type RedisCountMinOptions,

@@ -24,9 +24,39 @@ import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
 import { CountMinSketch, checkAmount } from '../sketch/count-min.js';
 import { resolveDimensions } from '../sketch/dimensions.js';
 import { encodeSketch } from '../sketch/format.js';
-import { ADD_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT } from './scripts.js';
+import { ADD_SCRIPT, PUSH_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT } from './scripts.js';
 
 export type RedisClient = Redis | Cluster;
+
+/**
+ * The cells of a Redis string, into `cells`: BITFIELD's integers are big-endian, and a string
+ * shorter than the sketch (Redis grows it as cells are written) ends in zeros.
+ */
+export function decodeCells(stored: Buffer | null, cells: Int32Array): Int32Array {
+  cells.fill(0);
+  if (stored === null) return cells;
+  const size = cells.length;
+  const whole = Math.min(size, stored.length >> 2);
+  for (let i = 0; i < whole; i++) cells[i] = stored.readInt32BE(i * 4);
+  if (whole < size && (stored.length & 3) > 0) {
+    const last = Buffer.alloc(4);
+    stored.copy(last, 0, whole * 4);
+    cells[whole] = last.readInt32BE(0);
+  }
+  return cells;
+}
+
+/** The key's cell in each row, as the local sketch of the same secret and width finds it. */
+export function keyCells(hasher: KeyHasher, width: number, depth: number, key: Key): number[] {
+  hasher.hash(checkKey('key', key));
+  const { h1, h2 } = hasher;
+  const cells: number[] = [];
+  for (let row = 0; row < depth; row++) {
+    const g = (h1 + Math.imul(row, h2)) >>> 0;
+    cells.push(row * width + ((g * width * INV_2_32) | 0));
+  }
+  return cells;
+}
 
 export interface RedisCountMinOptions {
   /** An ioredis `Redis` or `Cluster`. */
@@ -55,27 +85,34 @@ const OPTION_NAMES = [
 ];
 
 /** Commands this module defines on a client, once per client. */
-interface HotcountCommands {
+export interface HotcountCommands {
   hotcountAdd(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
   hotcountRaise(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
   hotcountShape(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
+  hotcountPushBuffer(
+    cells: string,
+    header: string,
+    pushed: string,
+    ...args: (string | number)[]
+  ): Promise<Buffer>;
 }
 
 const defined = new WeakSet<object>();
 
-function commands(redis: RedisClient): RedisClient & HotcountCommands {
+export function commands(redis: RedisClient): RedisClient & HotcountCommands {
   if (!defined.has(redis)) {
     // EVALSHA, falling back to EVAL once when Redis has not seen the script (ioredis does it).
     redis.defineCommand('hotcountAdd', { numberOfKeys: 2, lua: ADD_SCRIPT });
     redis.defineCommand('hotcountRaise', { numberOfKeys: 2, lua: RAISE_SCRIPT });
     redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
+    redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
     defined.add(redis);
   }
   return redis as RedisClient & HotcountCommands;
 }
 
 /** A name Redis keys can carry inside a hash tag. */
-function checkName(name: unknown): string {
+export function checkName(name: unknown): string {
   if (typeof name !== 'string') throw typeError('name', 'a string', name);
   if (!/^[^{}\s]{1,200}$/.test(name)) {
     throw new RangeError(
@@ -130,17 +167,8 @@ export class RedisCountMinSketch {
     this.redis = commands(redis);
   }
 
-  /** The key's cell in each row, as the local sketch of the same secret and width finds it. */
   private cellsOf(key: Key): number[] {
-    const hasher = this.hasher;
-    hasher.hash(checkKey('key', key));
-    const { h1, h2 } = hasher;
-    const cells: number[] = [];
-    for (let row = 0; row < this.depth; row++) {
-      const g = (h1 + Math.imul(row, h2)) >>> 0;
-      cells.push(row * this.width + ((g * this.width * INV_2_32) | 0));
-    }
-    return cells;
+    return keyCells(this.hasher, this.width, this.depth, key);
   }
 
   /**
@@ -196,18 +224,7 @@ export class RedisCountMinSketch {
       .exec()) as [[Error | null, Buffer | null], [Error | null, string | null]];
     if (cellsError !== null) throw cellsError;
     if (totalError !== null) throw totalError;
-    const cells = new Int32Array(size);
-    if (stored !== null) {
-      // BITFIELD's integers are big-endian; a string shorter than the sketch ends in zeros.
-      const whole = Math.min(size, stored.length >> 2);
-      for (let i = 0; i < whole; i++) cells[i] = stored.readInt32BE(i * 4);
-      const tail = stored.length & 3;
-      if (whole < size && tail > 0) {
-        const last = Buffer.alloc(4);
-        stored.copy(last, 0, whole * 4);
-        cells[whole] = last.readInt32BE(0);
-      }
-    }
+    const cells = decodeCells(stored, new Int32Array(size));
     let saturated = false;
     for (let i = 0; i < size; i++) {
       if (cells[i] === SATURATED || cells[i] === -SATURATED) saturated = true;

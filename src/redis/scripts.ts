@@ -11,8 +11,8 @@
  * the amount, ARGV[3..] the key's cell per row.
  */
 
-/** Checks or sets the shape; shared by both scripts. */
-const SHAPE = `
+/** Checks or sets the shape; shared by every script. */
+const SHAPE_CHECK = `
 local shape = redis.call('HGET', KEYS[2], 'shape')
 if not shape then
   redis.call('HSET', KEYS[2], 'shape', ARGV[1], 'total', 0)
@@ -20,6 +20,10 @@ elseif shape ~= ARGV[1] then
   return redis.error_reply('HOTCOUNT_SHAPE ' .. shape)
 end
 local SAT = 2147483647
+`;
+
+/** The shape check, then the key's cells read into `values`. */
+const SHAPE = `${SHAPE_CHECK}
 local by = tonumber(ARGV[2])
 local reads = {}
 for i = 3, #ARGV do
@@ -72,4 +76,41 @@ return target
 /** Checks or sets the shape alone (ARGV[2] = 0, no cells): the first call of every instance. */
 export const SHAPE_SCRIPT = `${SHAPE}
 return 0
+`;
+
+/**
+ * A local-first process's delta, pushed once: KEYS[3] the number of the process's last applied
+ * push (kept a day after its last push). ARGV[2] unused, ARGV[3] the push's sequence number, ARGV[4] the delta's total,
+ * then pairs of (cell, amount). A push whose number is not above the process's last is not
+ * applied again (its reply was lost and it was sent anew). Either way the reply is the whole
+ * cells string: the snapshot the process reads from until its next push.
+ */
+export const PUSH_SCRIPT = `${SHAPE_CHECK}
+local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+local seq = tonumber(ARGV[3])
+if seq > last then
+  -- In chunks: unpack() takes some thousands of values at most.
+  local pairs_count = (#ARGV - 4) / 2
+  for first = 1, pairs_count, 1000 do
+    local final = math.min(pairs_count, first + 999)
+    local reads = {}
+    for j = first, final do
+      reads[#reads + 1] = 'GET'; reads[#reads + 1] = 'i32'; reads[#reads + 1] = '#' .. ARGV[3 + 2 * j]
+    end
+    local values = redis.call('BITFIELD', KEYS[1], unpack(reads))
+    local sets = {}
+    for k, value in ipairs(values) do
+      local j = first + k - 1
+      if value ~= SAT and value ~= -SAT then
+        local next = math.max(-SAT, math.min(SAT, value + tonumber(ARGV[4 + 2 * j])))
+        sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[3 + 2 * j]
+        sets[#sets + 1] = next
+      end
+    end
+    if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+  end
+  redis.call('HINCRBY', KEYS[2], 'total', ARGV[4])
+  redis.call('SET', KEYS[3], seq, 'PX', 86400000)
+end
+return redis.call('GET', KEYS[1]) or ''
 `;

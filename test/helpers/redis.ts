@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -46,9 +46,9 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** A client of this server; the caller quits it. */
-  client(): Redis {
-    return new Redis(this.port, '127.0.0.1', { lazyConnect: false, maxRetriesPerRequest: 1 });
+  /** A client of this server, with ioredis options; the caller disconnects it. */
+  client(options: RedisOptions = {}): Redis {
+    return new Redis(this.port, '127.0.0.1', { maxRetriesPerRequest: 1, ...options });
   }
 
   private async run(): Promise<void> {
@@ -74,6 +74,11 @@ export class RedisServer {
     child.kill(signal);
     await once(child, 'exit');
     this.child = null;
+  }
+
+  /** Sends `signal` (SIGSTOP, SIGCONT) without waiting for anything. */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
   }
 
   /** Starts it again, on the same port and data folder. */

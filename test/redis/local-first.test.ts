@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { test } from 'node:test';
+import { CountMinSketch } from '../../src/index.js';
+import { LocalFirstSketch, RedisCountMinSketch } from '../../src/redis/index.js';
+import { RedisServer } from '../helpers/redis.js';
+
+const secret = new Uint8Array(16).fill(48);
+const shape = { secret, width: 64, depth: 3 };
+
+/** The calls of one command Redis has run, from INFO commandstats. */
+async function calls(redis: ReturnType<RedisServer['client']>, command: string): Promise<number> {
+  const info = await redis.info('commandstats');
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+}
+
+test('local-first: the hot path stays in process; after a sync Redis holds the counts of every process', async () => {
+  const server = await RedisServer.start();
+  const clients = [server.client(), server.client(), server.client()];
+  try {
+    const name = 'local-first-fleet';
+    const processes = clients
+      .slice(0, 2)
+      .map((redis) => new LocalFirstSketch({ redis, name, ...shape, syncMs: 3_600_000 }));
+    const local = new CountMinSketch({ ...shape, engine: 'js' });
+    const before = (await calls(clients[2], 'evalsha')) + (await calls(clients[2], 'eval'));
+    for (let i = 0; i < 5000; i++) {
+      const key = `client-${i % 300}`;
+      const by = 1 + (i % 4);
+      const process = processes[i % 2];
+      const answer = i % 7 === 0 ? process.decrement(key, 1) : process.increment(key, by);
+      if (i % 7 === 0) local.decrement(key, 1);
+      else local.increment(key, by);
+      // The answer is the process's own view at once: what it reads back without Redis.
+      assert.equal(answer, process.estimate(key));
+    }
+    const after = (await calls(clients[2], 'evalsha')) + (await calls(clients[2], 'eval'));
+    assert.equal(after, before, '5000 updates, no Redis command');
+    await Promise.all(processes.map((p) => p.flush()));
+    await processes[0].flush(); // pulls what the other pushed
+    const reader = new RedisCountMinSketch({ redis: clients[2], name, ...shape });
+    assert.deepEqual((await reader.toSketch()).toBytes(), local.toBytes());
+    for (let k = 0; k < 300; k++)
+      assert.equal(processes[0].estimate(`client-${k}`), local.estimate(`client-${k}`));
+    assert.equal(processes[0].status.stale, false);
+    await Promise.all(processes.map((p) => p.close()));
+  } finally {
+    for (const client of clients) client.disconnect();
+    await server.stop();
+  }
+});
+
+test('Redis killed and restarted (AOF, fsync always): nothing counted is lost, nothing blocks or throws', async () => {
+  const server = await RedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
+  const redis = server.client({
+    maxRetriesPerRequest: 0,
+    commandTimeout: 300,
+    enableOfflineQueue: false,
+  });
+  redis.on('error', () => {});
+  if (redis.status !== 'ready') await once(redis, 'ready');
+  const sketch = new LocalFirstSketch({ redis, name: 'survives', ...shape, syncMs: 3_600_000 });
+  const local = new CountMinSketch({ ...shape, engine: 'js' });
+  const count = (n: number, from: number) => {
+    for (let i = from; i < from + n; i++) {
+      sketch.increment(`k${i % 50}`, 2);
+      local.increment(`k${i % 50}`, 2);
+    }
+  };
+  try {
+    count(500, 0);
+    await sketch.flush();
+    await server.stop('SIGKILL');
+    const stale = once(sketch, 'stale');
+    count(500, 500); // the hot path, with Redis gone
+    await assert.rejects(sketch.flush());
+    await stale;
+    assert.equal(sketch.status.stale, true);
+    count(500, 1000);
+    await assert.rejects(sketch.flush());
+    await server.restart();
+    for (let tries = 0; ; tries++) {
+      try {
+        await sketch.flush();
+        break;
+      } catch (error) {
+        if (tries > 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    await sketch.flush(); // what was counted after the taken push
+    assert.equal(sketch.status.stale, false);
+    const reader = server.client();
+    try {
+      const stored = await new RedisCountMinSketch({
+        redis: reader,
+        name: 'survives',
+        ...shape,
+      }).toSketch();
+      assert.deepEqual(stored.toBytes(), local.toBytes());
+    } finally {
+      reader.disconnect();
+    }
+  } finally {
+    await sketch.close().catch(() => {});
+    redis.disconnect();
+    await server.stop();
+  }
+});
+
+test('SIGSTOP past every timeout, then SIGCONT: a push whose reply was lost is applied once', async () => {
+  const server = await RedisServer.start();
+  const redis = server.client({ commandTimeout: 200 });
+  redis.on('error', () => {});
+  const sketch = new LocalFirstSketch({ redis, name: 'paused', ...shape, syncMs: 3_600_000 });
+  const local = new CountMinSketch({ ...shape, engine: 'js' });
+  try {
+    for (let i = 0; i < 300; i++) {
+      sketch.increment(`k${i % 40}`);
+      local.increment(`k${i % 40}`);
+    }
+    server.signal('SIGSTOP');
+    // The push reaches the paused server's socket; its reply never comes in time.
+    await assert.rejects(sketch.flush(), /timed out/i);
+    server.signal('SIGCONT'); // the server now applies it, and answers no one
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sketch.flush(); // the same push again: not applied twice
+    const reader = server.client();
+    try {
+      const stored = await new RedisCountMinSketch({
+        redis: reader,
+        name: 'paused',
+        ...shape,
+      }).toSketch();
+      assert.deepEqual(stored.toBytes(), local.toBytes());
+    } finally {
+      reader.disconnect();
+    }
+  } finally {
+    server.signal('SIGCONT');
+    await sketch.close().catch(() => {});
+    redis.disconnect();
+    await server.stop();
+  }
+});
