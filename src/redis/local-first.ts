@@ -48,7 +48,7 @@ const OPTION_NAMES = ['redis', 'name', 'secret', 'width', 'depth', 'epsilon', 'd
 const SATURATED = 0x7fffffff;
 
 function clamp(value: number): number {
-  return value > SATURATED ? SATURATED : value < -SATURATED ? -SATURATED : value;
+  return Math.min(SATURATED, Math.max(-SATURATED, value));
 }
 
 export class LocalFirstSketch extends EventEmitter {
