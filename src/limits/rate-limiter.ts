@@ -228,35 +228,16 @@ export class RateLimiter {
       allowed = target <= ceiling;
       count = allowed ? target : target - cost;
     }
-    const elapsed = windows.time - windows.start;
-    const resetMs = count > 0 ? 2 * windowMs - elapsed : previous > 0 ? windowMs - elapsed : 0;
-    let retryAfterMs = 0;
-    if (!allowed) {
-      const room = limit - count - cost;
-      if (cost > limit) retryAfterMs = Number.POSITIVE_INFINITY;
-      else {
-        // When the weighted previous window has fallen enough (room >= 0), or else when the
-        // current window, become the previous one, has.
-        const waitMs =
-          room >= 0
-            ? windowMs * (1 - room / previous) - elapsed
-            : windowMs * (2 - (limit - cost) / count) - elapsed;
-        retryAfterMs = Math.max(1, Math.ceil(waitMs));
-        // The decision's own floating-point weighting may round the other way at that very
-        // millisecond (2.0000000000000004 carried, or 380.00000000000006 ms to wait): the
-        // first millisecond at which the decision itself says yes.
-        while (!slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs)) {
-          retryAfterMs++;
-        }
-        while (
-          retryAfterMs > 1 &&
-          slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs - 1)
-        ) {
-          retryAfterMs--;
-        }
-      }
-    }
-    return decision(allowed, limit, Math.max(0, ceiling - count), resetMs, retryAfterMs);
+    return slidingDecision(
+      limit,
+      windowMs,
+      previous,
+      count,
+      cost,
+      allowed,
+      ceiling,
+      windows.time - windows.start,
+    );
   }
 
   private gcra(windows: Windows, grid: GcraGrid, h1: number, h2: number, cost: number) {
@@ -293,6 +274,52 @@ export class RateLimiter {
     }
     return decision(allowed, this.limit, remaining, resetMs, retryAfterMs);
   }
+}
+
+/**
+ * The sliding window's decision, from what the update found: the key's count in the previous
+ * window and in the current one (after the update if it passed), whether it passed, the
+ * current window's ceiling and the time elapsed in it. Shared by every storage the rule runs on
+ * (local and shared sketches here, Redis in src/redis), so each answers the same.
+ */
+export function slidingDecision(
+  limit: number,
+  windowMs: number,
+  previous: number,
+  count: number,
+  cost: number,
+  allowed: boolean,
+  ceiling: number,
+  elapsed: number,
+): RateLimitDecision {
+  const resetMs = count > 0 ? 2 * windowMs - elapsed : previous > 0 ? windowMs - elapsed : 0;
+  let retryAfterMs = 0;
+  if (!allowed) {
+    const room = limit - count - cost;
+    if (cost > limit) retryAfterMs = Number.POSITIVE_INFINITY;
+    else {
+      // When the weighted previous window has fallen enough (room >= 0), or else when the
+      // current window, become the previous one, has.
+      const waitMs =
+        room >= 0
+          ? windowMs * (1 - room / previous) - elapsed
+          : windowMs * (2 - (limit - cost) / count) - elapsed;
+      retryAfterMs = Math.max(1, Math.ceil(waitMs));
+      // The decision's own floating-point weighting may round the other way at that very
+      // millisecond (2.0000000000000004 carried, or 380.00000000000006 ms to wait): the
+      // first millisecond at which the decision itself says yes.
+      while (!slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs)) {
+        retryAfterMs++;
+      }
+      while (
+        retryAfterMs > 1 &&
+        slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs - 1)
+      ) {
+        retryAfterMs--;
+      }
+    }
+  }
+  return decision(allowed, limit, Math.max(0, ceiling - count), resetMs, retryAfterMs);
 }
 
 /**
