@@ -13,3 +13,4 @@ export {
   type RedisCountMinOptions,
   RedisCountMinSketch,
 } from './redis-count-min.js';
+export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';

@@ -24,7 +24,7 @@ import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
 import { CountMinSketch, checkAmount } from '../sketch/count-min.js';
 import { resolveDimensions } from '../sketch/dimensions.js';
 import { encodeSketch } from '../sketch/format.js';
-import { ADD_SCRIPT, PUSH_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT } from './scripts.js';
+import { ADD_SCRIPT, PUSH_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT, SLIDING_SCRIPT } from './scripts.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -89,6 +89,12 @@ export interface HotcountCommands {
   hotcountAdd(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
   hotcountRaise(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
   hotcountShape(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
+  hotcountSliding(
+    cells: string,
+    header: string,
+    previous: string,
+    ...args: (string | number)[]
+  ): Promise<[number, number, number]>;
   hotcountPushBuffer(
     cells: string,
     header: string,
@@ -106,6 +112,7 @@ export function commands(redis: RedisClient): RedisClient & HotcountCommands {
     redis.defineCommand('hotcountRaise', { numberOfKeys: 2, lua: RAISE_SCRIPT });
     redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
     redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
+    redis.defineCommand('hotcountSliding', { numberOfKeys: 3, lua: SLIDING_SCRIPT });
     defined.add(redis);
   }
   return redis as RedisClient & HotcountCommands;

@@ -114,3 +114,47 @@ if seq > last then
 end
 return redis.call('GET', KEYS[1]) or ''
 `;
+
+/**
+ * The sliding window's admission and update (limits/rate-limiter.ts, `raiseWithin` with floor
+ * -SAT and the window's ceiling), atomic: KEYS[1] the current window's cells, KEYS[2] the
+ * header, KEYS[3] the previous window's cells. ARGV[2] the limit, ARGV[3] the fraction of the
+ * current window elapsed, ARGV[4] the cost, ARGV[5] in how many ms the current window's key expires
+ * (at the end of the window after it, by the caller's clock, so that Redis's own clock does not
+ * matter), ARGV[6..] the key's cells. Returns { count found or raised to,
+ * the previous window's estimate, the ceiling }.
+ */
+export const SLIDING_SCRIPT = `${SHAPE_CHECK}
+local limit = tonumber(ARGV[2])
+local fraction = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local reads = {}
+for i = 6, #ARGV do
+  reads[#reads + 1] = 'GET'; reads[#reads + 1] = 'i32'; reads[#reads + 1] = '#' .. ARGV[i]
+end
+local previous = SAT
+for _, value in ipairs(redis.call('BITFIELD_RO', KEYS[3], unpack(reads))) do
+  if value < previous then previous = value end
+end
+local ceiling = math.floor(limit - previous * (1 - fraction))
+local values = redis.call('BITFIELD_RO', KEYS[1], unpack(reads))
+local estimate = SAT
+for _, value in ipairs(values) do
+  if value < estimate then estimate = value end
+end
+if cost == 0 then return { estimate, previous, ceiling } end
+local target = SAT
+if estimate < SAT - cost then target = estimate + cost end
+if target <= ceiling then
+  local sets = {}
+  for i, value in ipairs(values) do
+    if value < target and value ~= -SAT then
+      sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 5]
+      sets[#sets + 1] = target
+    end
+  end
+  if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+end
+return { target, previous, ceiling }
+`;

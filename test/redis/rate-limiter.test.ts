@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import fc from 'fast-check';
+import type { Redis } from 'ioredis';
+import { RateLimiter } from '../../src/index.js';
+import { RedisRateLimiter } from '../../src/redis/index.js';
+import { RedisServer } from '../helpers/redis.js';
+
+const secret = new Uint8Array(16).fill(49);
+let server: RedisServer;
+let clients: Redis[];
+let limiters = 0;
+
+before(async () => {
+  server = await RedisServer.start();
+  clients = [server.client(), server.client()];
+});
+
+after(async () => {
+  for (const client of clients) client.disconnect();
+  await server.stop();
+});
+
+test('property: a RedisRateLimiter decides a stream exactly as a local RateLimiter (same secret, shape, clock)', async () => {
+  const step = fc.record({
+    key: fc.integer({ min: 0, max: 12 }),
+    cost: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: 4 })),
+    advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 400 })),
+  });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(step, { maxLength: 80 }),
+      fc.integer({ min: 1, max: 6 }),
+      async (steps, limit) => {
+        let now = 1_000_000_000 + 137;
+        const clock = () => now;
+        const shape = { secret, width: 16, depth: 3, limit, windowMs: 1000, now: clock };
+        const local = new RateLimiter(shape);
+        const name = `limiter-${process.pid}-${limiters++}`;
+        // Two processes of a fleet, taking turns.
+        const remote = clients.map((redis) => new RedisRateLimiter({ redis, name, ...shape }));
+        let i = 0;
+        for (const { key, cost, advance } of steps) {
+          now += advance;
+          const expected = local.check(`client-${key}`, cost);
+          const got = await remote[i++ % 2].check(`client-${key}`, cost);
+          assert.deepEqual(got, expected);
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
+test('Redis holds two windows of cells per limiter, expiring, whatever the number of clients', async () => {
+  const limiter = new RedisRateLimiter({
+    redis: clients[0],
+    name: `windows-${process.pid}`,
+    secret,
+    limit: 10,
+    windowMs: 60_000,
+    width: 256,
+    depth: 4,
+  });
+  await Promise.all(Array.from({ length: 3000 }, (_, i) => limiter.check(`client-${i}`)));
+  const keys = await clients[0].keys(`hotcount:{windows-${process.pid}}:*`);
+  assert.ok(keys.length <= 3, keys.join(' '));
+  const window = keys.find((key) => key.includes(':w:')) as string;
+  assert.ok((await clients[0].strlen(window)) <= 256 * 4 * 4);
+  const ttl = await clients[0].pttl(window);
+  assert.ok(ttl > 0 && ttl <= 120_000, `ttl ${ttl}`);
+});
+
+test('another limit or secret under the same name is refused; bad options are named', async () => {
+  const name = `refused-${process.pid}`;
+  await new RedisRateLimiter({ redis: clients[0], name, secret, limit: 5, windowMs: 1000 }).check(
+    'a',
+  );
+  await assert.rejects(
+    new RedisRateLimiter({ redis: clients[1], name, secret, limit: 6, windowMs: 1000 }).check('a'),
+    {
+      name: 'RangeError',
+      message: /another limit/,
+    },
+  );
+  assert.throws(
+    () => new RedisRateLimiter({ redis: clients[0], name, secret, limit: 0, windowMs: 1000 }),
+    { name: 'RangeError', message: /limit/ },
+  );
+  assert.throws(
+    () => new RedisRateLimiter({ redis: clients[0], name, secret, limit: 1, windowMs: 0.5 }),
+    { name: 'RangeError', message: /windowMs/ },
+  );
+  await assert.rejects(
+    new RedisRateLimiter({ redis: clients[0], name, secret, limit: 5, windowMs: 1000 }).check(
+      'a',
+      -1,
+    ),
+    { name: 'RangeError', message: /cost/ },
+  );
+});
