@@ -27,6 +27,7 @@ import {
   type Suite,
 } from './measure.js';
 import { memorySuite } from './memory.js';
+import { redisSuite } from './redis.js';
 import { sharedSuite } from './shared.js';
 import { tableSuite } from './table.js';
 import { KEY_COUNT, SEED } from './workload.js';
@@ -42,6 +43,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['limits', limitsSuite],
   ['http', httpSuite],
   ['http-keys', httpKeysSuite],
+  ['redis', redisSuite],
 ];
 
 const RUNS = 5;

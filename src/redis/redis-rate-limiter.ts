@@ -67,6 +67,8 @@ export class RedisRateLimiter {
   private readonly shape: string;
   private readonly now: () => number;
   private readonly header: string;
+  /** Whether the shape was checked: true, a check under way, or false (not yet). */
+  private ready: boolean | Promise<void> = false;
 
   constructor(options: RedisRateLimiterOptions) {
     if (options === null || typeof options !== 'object') {
@@ -96,6 +98,36 @@ export class RedisRateLimiter {
     this.redis = commands(redis);
   }
 
+  /**
+   * Checks (or sets) the limiter's shape in Redis, once per instance: a limiter of this name
+   * with another limit, window, shape or secret is refused before its first write.
+   */
+  private checkShape(): Promise<void> {
+    if (this.ready === false) {
+      const header = this.header;
+      const checking = this.redis.hotcountShape(`${header}:none`, header, this.shape, 0).then(
+        () => {
+          this.ready = true;
+        },
+        (error) => {
+          this.ready = false; // ask again next time (Redis may have been away)
+          throw this.refusal(error);
+        },
+      );
+      this.ready = checking;
+    }
+    return this.ready as Promise<void>;
+  }
+
+  private refusal(error: unknown): unknown {
+    if (/HOTCOUNT_SHAPE/.test((error as Error)?.message ?? '')) {
+      return new RangeError(
+        `the Redis limiter "${this.name}" holds another limit, window, shape or secret: refused, nothing written`,
+      );
+    }
+    return error;
+  }
+
   /** The Redis key of window number `window`. */
   windowKey(window: number): string {
     return `hotcount:{${this.name}}:w:${window}`;
@@ -115,13 +147,13 @@ export class RedisRateLimiter {
     const { windowMs, limit } = this;
     const window = Math.floor(time / windowMs);
     const elapsed = time - window * windowMs;
+    if (this.ready !== true) await this.checkShape();
     let reply: [number, number, number];
     try {
       reply = await this.redis.hotcountSliding(
         this.windowKey(window),
         this.header,
         this.windowKey(window - 1),
-        this.shape,
         limit,
         elapsed / windowMs,
         cost,
@@ -129,12 +161,7 @@ export class RedisRateLimiter {
         ...cells,
       );
     } catch (error) {
-      if (/HOTCOUNT_SHAPE/.test((error as Error).message ?? '')) {
-        throw new RangeError(
-          `the Redis limiter "${this.name}" holds another limit, window, shape or secret: refused, nothing written`,
-        );
-      }
-      throw error;
+      throw this.refusal(error);
     }
     const [found, previous, ceiling] = reply;
     let count = found;

@@ -118,18 +118,20 @@ return redis.call('GET', KEYS[1]) or ''
 /**
  * The sliding window's admission and update (limits/rate-limiter.ts, `raiseWithin` with floor
  * -SAT and the window's ceiling), atomic: KEYS[1] the current window's cells, KEYS[2] the
- * header, KEYS[3] the previous window's cells. ARGV[2] the limit, ARGV[3] the fraction of the
- * current window elapsed, ARGV[4] the cost, ARGV[5] in how many ms the current window's key expires
+ * header (unused: the limiter checks the shape once, with SHAPE_SCRIPT, before its first check),
+ * KEYS[3] the previous window's cells. ARGV[1] the limit, ARGV[2] the fraction of the
+ * current window elapsed, ARGV[3] the cost, ARGV[4] in how many ms the current window's key expires
  * (at the end of the window after it, by the caller's clock, so that Redis's own clock does not
- * matter), ARGV[6..] the key's cells. Returns { count found or raised to,
+ * matter), ARGV[5..] the key's cells. Returns { count found or raised to,
  * the previous window's estimate, the ceiling }.
  */
-export const SLIDING_SCRIPT = `${SHAPE_CHECK}
-local limit = tonumber(ARGV[2])
-local fraction = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
+export const SLIDING_SCRIPT = `
+local SAT = 2147483647
+local limit = tonumber(ARGV[1])
+local fraction = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
 local reads = {}
-for i = 6, #ARGV do
+for i = 5, #ARGV do
   reads[#reads + 1] = 'GET'; reads[#reads + 1] = 'i32'; reads[#reads + 1] = '#' .. ARGV[i]
 end
 local previous = SAT
@@ -149,12 +151,12 @@ if target <= ceiling then
   local sets = {}
   for i, value in ipairs(values) do
     if value < target and value ~= -SAT then
-      sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 5]
+      sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 4]
       sets[#sets + 1] = target
     end
   end
   if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
 end
 return { target, previous, ceiling }
 `;

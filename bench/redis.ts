@@ -1,0 +1,152 @@
+/**
+ * Limits in Redis (issue 13), against a redis-server this suite starts on a free loopback port
+ * (Debian's, as the tests do), both limiters on the same server through one ioredis client each:
+ *
+ * - calls per second: `RedisRateLimiter.check` against rate-limiter-flexible's
+ *   `RateLimiterRedis.consume`, 64 calls in flight (a server's concurrent requests), over the
+ *   seed workload's 1M client addresses drawn uniformly; runs alternate, 5 rounds.
+ * - Redis memory: `used_memory` on a flushed server, after 100k and after 1M distinct clients,
+ *   one call each, once for each limiter.
+ */
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RedisRateLimiter } from '../src/redis/index.js';
+import { RedisServer } from '../test/helpers/redis.js';
+import {
+  type BenchOptions,
+  formatBytes,
+  formatRange,
+  formatRatio,
+  median,
+  type Row,
+  ratiosOf,
+  rotateAsync,
+} from './measure.js';
+import { Prng } from './prng.js';
+import { ipKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
+
+const IN_FLIGHT = 64;
+const CALLS = 100_000;
+const LIMIT = 1_000_000_000;
+const WINDOW_MS = 60_000;
+
+type Call = (key: string) => Promise<unknown>;
+
+/** `count` calls of `call` over `keys[events[...]]`, IN_FLIGHT at a time; ns taken. */
+async function drive(call: Call, keys: string[], events: Int32Array, from: number, count: number) {
+  let next = 0;
+  const start = process.hrtime.bigint();
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      await call(keys[events[(from + i) % events.length]]);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  return Number(process.hrtime.bigint() - start);
+}
+
+async function usedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1]);
+}
+
+export async function redisSuite(options: BenchOptions): Promise<Row[]> {
+  const { runs, log } = options;
+  log(`  redis: a redis-server of its own; ${IN_FLIGHT} calls in flight, ${CALLS} calls per run`);
+  const server = await RedisServer.start();
+  const ours = server.client();
+  const theirs = server.client();
+  try {
+    const keys = ipKeys(KEY_COUNT, new Prng(SEED));
+    const events = uniformEvents(2_000_000, KEY_COUNT, new Prng(SEED + 30));
+    const secret = new Uint8Array(16).fill(13);
+    const hotcount = new RedisRateLimiter({
+      redis: ours,
+      name: 'bench',
+      secret,
+      limit: LIMIT,
+      windowMs: WINDOW_MS,
+    });
+    const peer = new RateLimiterRedis({
+      storeClient: theirs,
+      points: LIMIT,
+      duration: WINDOW_MS / 1000,
+      keyPrefix: 'bench-peer',
+    });
+    let offset = 0;
+    const competitor = (name: string, call: Call) => ({
+      name,
+      run: async (count: number) => {
+        const ns = await drive(call, keys, events, offset, count);
+        offset += count;
+        return ns;
+      },
+    });
+    const results = await rotateAsync(
+      [
+        competitor('RedisRateLimiter.check', (key) => hotcount.check(key)),
+        competitor('RateLimiterRedis.consume', (key) => peer.consume(key)),
+      ],
+      { operations: CALLS, warmupOperations: 5_000, runs, log },
+    );
+    const ourNs = results.get('RedisRateLimiter.check') ?? [];
+    const theirNs = results.get('RateLimiterRedis.consume') ?? [];
+    const ratios = ratiosOf(theirNs, ourNs);
+    const ratio = median(ratios);
+    const perSecond = (ns: number[]) => Math.round(1e9 / median(ns));
+    const rows: Row[] = [
+      {
+        case: `13.1 RedisRateLimiter.check vs rate-limiter-flexible RateLimiterRedis.consume, same redis-server, ${IN_FLIGHT} in flight`,
+        measured: `${formatRatio(ratio)} the calls/s (runs ${formatRange(ratios, formatRatio)}; ${perSecond(ourNs)} against ${perSecond(theirNs)} calls/s)`,
+        target: '>= 1x',
+        met: ratio >= 1,
+      },
+    ];
+
+    // Memory: each limiter alone on a flushed server (an hour's window, so that no window turns
+    // during the measurement), used_memory after 100k and after 1M distinct clients.
+    const grown = new Map<string, [number, number]>();
+    const hourly = new RedisRateLimiter({
+      redis: ours,
+      name: 'bench-memory',
+      secret,
+      limit: LIMIT,
+      windowMs: 3_600_000,
+    });
+    const hourlyPeer = new RateLimiterRedis({
+      storeClient: theirs,
+      points: LIMIT,
+      duration: 3600,
+      keyPrefix: 'bench-peer-memory',
+    });
+    const distinct = Int32Array.from({ length: KEY_COUNT }, (_, i) => i);
+    for (const [name, call, client] of [
+      ['hotcount RedisRateLimiter', (key: string) => hourly.check(key), ours],
+      ['rate-limiter-flexible RateLimiterRedis', (key: string) => hourlyPeer.consume(key), theirs],
+    ] as const) {
+      await client.flushall();
+      const before = await usedMemory(client);
+      await drive(call, keys, distinct, 0, KEY_COUNT / 10);
+      const tenth = (await usedMemory(client)) - before;
+      await drive(call, keys, distinct, KEY_COUNT / 10, KEY_COUNT - KEY_COUNT / 10);
+      grown.set(name, [tenth, (await usedMemory(client)) - before]);
+      log(
+        `    memory: ${name} +${formatBytes(tenth)} after 100k clients, +${formatBytes((await usedMemory(client)) - before)} after 1M`,
+      );
+    }
+    const [ourTenth, ourAll] = grown.get('hotcount RedisRateLimiter') ?? [0, 0];
+    const [peerTenth, peerAll] = grown.get('rate-limiter-flexible RateLimiterRedis') ?? [0, 0];
+    rows.push({
+      case: `13.2 Redis memory (used_memory) after 100k and after ${KEY_COUNT / 1e6}M distinct clients, one window (its cells: ${formatBytes(hourly.width * hourly.depth * 4)})`,
+      measured: `hotcount RedisRateLimiter +${formatBytes(ourTenth)} and +${formatBytes(ourAll)}; rate-limiter-flexible RateLimiterRedis +${formatBytes(peerTenth)} and +${formatBytes(peerAll)} (one run each)`,
+      target: 'hotcount constant (its cells)',
+      met: Math.abs(ourAll - ourTenth) <= 64 * 1024,
+    });
+    return rows;
+  } finally {
+    ours.disconnect();
+    theirs.disconnect();
+    await server.stop();
+  }
+}
