@@ -28,6 +28,7 @@
  */
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import { type LimitSketchOptions, Rate } from '../index.js';
+import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 
 export interface ExpressRateLimitStoreOptions extends Omit<LimitSketchOptions, 'shared'> {
   /** Keys whose count resetKey or decrement adjusted, remembered per window. Default 10,000. */
@@ -49,17 +50,7 @@ export interface ClientRateLimitInfo {
   resetTime: Date;
 }
 
-const OPTION_NAMES = [
-  'maxAdjusted',
-  'conservative',
-  'now',
-  'width',
-  'depth',
-  'epsilon',
-  'delta',
-  'secret',
-  'engine',
-];
+const OPTION_NAMES = ['maxAdjusted', 'conservative', 'now', ...UNSHARED_SKETCH_OPTION_NAMES];
 
 export class ExpressRateLimitStore {
   /** Counts live in this process (express-rate-limit's double-count check reads it). */

@@ -36,6 +36,11 @@ export const LIMIT_SKETCH_OPTION_NAMES: readonly string[] = [
   'shared',
 ];
 
+/** The same, for a limit whose state stays in one thread (it keeps exact state beside). */
+export const UNSHARED_SKETCH_OPTION_NAMES: readonly string[] = LIMIT_SKETCH_OPTION_NAMES.filter(
+  (name) => name !== 'shared',
+);
+
 /** The options of the sketches a limit counts into, with one secret for all of them. */
 export function sketchOptions(
   options: LimitSketchOptions,

@@ -29,6 +29,7 @@ import { fail } from '../http/middleware.js';
 import { RateLimitRule } from '../http/rate-limit.js';
 import { problemBody, type Refusal, refuse, setField } from '../http/responses.js';
 import { InflightGuard, type Key, type LimitSketchOptions } from '../index.js';
+import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 import { parseRate } from './duration.js';
 import { forward, type Upstream, upstreamHeaders } from './forward.js';
 import { HotKeys, Traffic } from './traffic.js';
@@ -65,12 +66,7 @@ const OPTION_NAMES = [
   'trustProxy',
   'ipv6Prefix',
   'timeoutMs',
-  'width',
-  'depth',
-  'epsilon',
-  'delta',
-  'secret',
-  'engine',
+  ...UNSHARED_SKETCH_OPTION_NAMES,
 ];
 const LIMIT_NAMES = ['name', 'prefix', 'key', 'rate', 'algorithm', 'burst', 'inflight'];
 
