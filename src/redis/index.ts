@@ -8,9 +8,6 @@
  */
 
 export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from './local-first.js';
-export {
-  type RedisClient,
-  type RedisCountMinOptions,
-  RedisCountMinSketch,
-} from './redis-count-min.js';
+export type { PlaceOptions, RedisClient } from './place.js';
+export { type RedisCountMinOptions, RedisCountMinSketch } from './redis-count-min.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';

@@ -16,21 +16,11 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
-import { type Key, KeyHasher } from '../hash/key-hasher.js';
-import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
+import type { Key } from '../hash/key-hasher.js';
 import { checkAmount } from '../sketch/count-min.js';
-import { resolveDimensions } from '../sketch/dimensions.js';
-import {
-  checkName,
-  commands,
-  decodeCells,
-  type HotcountCommands,
-  keyCells,
-  type RedisClient,
-  type RedisCountMinOptions,
-} from './redis-count-min.js';
+import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 
-export interface LocalFirstOptions extends Omit<RedisCountMinOptions, 'conservative'> {
+export interface LocalFirstOptions extends PlaceOptions {
   /** Milliseconds between two syncs (push the delta, pull the snapshot). Default 100. */
   syncMs?: number;
 }
@@ -44,7 +34,7 @@ export interface LocalFirstStatus {
   error: Error | null;
 }
 
-const OPTION_NAMES = ['redis', 'name', 'secret', 'width', 'depth', 'epsilon', 'delta', 'syncMs'];
+const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs'];
 const SATURATED = 0x7fffffff;
 
 function clamp(value: number): number {
@@ -57,15 +47,13 @@ export class LocalFirstSketch extends EventEmitter {
   readonly depth: number;
   readonly syncMs: number;
   readonly keys: { cells: string; header: string; pushed: string };
-  private readonly redis: RedisClient & HotcountCommands;
-  private readonly hasher: KeyHasher;
-  private readonly shape: string;
+  private readonly place: SketchPlace;
   /** The sketch in Redis as of the last sync. */
   private readonly snapshot: Int32Array;
   /** Counted here since the push in flight was taken: not in Redis yet. */
   private pending: Int32Array;
   private pendingTotal = 0;
-  /** The push in flight (or failed, to be sent again), and its number; null when none. */
+  /** The push in flight (or failed, to be sent again), and its number; 0 when none. */
   private sending: Int32Array;
   private sendingTotal = 0;
   private sendingSeq = 0;
@@ -81,31 +69,21 @@ export class LocalFirstSketch extends EventEmitter {
       throw typeError('options', 'an object with redis, name and secret', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { redis, name, secret, syncMs = 100, ...sizing } = options;
-    if (redis === null || typeof redis !== 'object' || typeof redis.defineCommand !== 'function') {
-      throw typeError('redis', 'an ioredis Redis or Cluster', redis);
-    }
-    if (secret === undefined) {
-      throw new TypeError('secret is required: the fleet shares one (at least 16 bytes)');
-    }
-    this.name = checkName(name);
-    const secretBytes = copySecret(secret, 'secret');
-    const { width, depth } = resolveDimensions(sizing);
-    this.width = width;
-    this.depth = depth;
+    const { syncMs = 100, ...where } = options;
+    // The plain rule: deltas from many processes add up whatever their order.
+    const place = new SketchPlace(where, 'plain');
+    this.place = place;
+    this.name = place.name;
+    this.width = place.width;
+    this.depth = place.depth;
     this.syncMs = integerIn('syncMs', syncMs, 1, 3_600_000);
     // Each instance pushes under an id of its own: its sequence numbers start over with it.
     this.keys = {
-      cells: `hotcount:{${name}}:cells`,
-      header: `hotcount:{${name}}:header`,
-      pushed: `hotcount:{${name}}:pushed:${randomUUID()}`,
+      cells: place.key('cells'),
+      header: place.header,
+      pushed: place.key(`pushed:${randomUUID()}`),
     };
-    const fingerprint = Buffer.from(secretFingerprint(secretBytes)).toString('hex');
-    this.shape = `${width}:${depth}:plain:${fingerprint}`;
-    const [k0, k1] = hashKeyWords(secretBytes);
-    this.hasher = new KeyHasher(k0, k1);
-    this.redis = commands(redis);
-    const size = width * depth;
+    const size = place.width * place.depth;
     this.snapshot = new Int32Array(size);
     this.pending = new Int32Array(size);
     this.sending = new Int32Array(size);
@@ -126,13 +104,7 @@ export class LocalFirstSketch extends EventEmitter {
 
   /** The key's estimate: the snapshot, the push in flight and the local delta, added. */
   estimate(key: Key): number {
-    const cells = keyCells(this.hasher, this.width, this.depth, key);
-    let least = SATURATED;
-    for (const cell of cells) {
-      const value = clamp(this.snapshot[cell] + this.sending[cell] + this.pending[cell]);
-      if (value < least) least = value;
-    }
-    return least;
+    return this.least(this.place.cellsOf(key));
   }
 
   get status(): LocalFirstStatus {
@@ -140,15 +112,20 @@ export class LocalFirstSketch extends EventEmitter {
   }
 
   private add(key: Key, by: number): number {
-    const cells = keyCells(this.hasher, this.width, this.depth, key);
+    const cells = this.place.cellsOf(key);
     const pending = this.pending;
+    for (const cell of cells) pending[cell] = clamp(pending[cell] + by);
+    this.pendingTotal += by;
+    return this.least(cells);
+  }
+
+  /** The least over `cells` of what Redis has, what is on its way and what is counted here. */
+  private least(cells: number[]): number {
     let least = SATURATED;
     for (const cell of cells) {
-      pending[cell] = clamp(pending[cell] + by);
-      const value = clamp(this.snapshot[cell] + this.sending[cell] + pending[cell]);
+      const value = clamp(this.snapshot[cell] + this.sending[cell] + this.pending[cell]);
       if (value < least) least = value;
     }
-    this.pendingTotal += by;
     return least;
   }
 
@@ -176,14 +153,14 @@ export class LocalFirstSketch extends EventEmitter {
       this.pendingTotal = 0;
       this.sendingSeq = ++this.seq;
     }
-    const args: (string | number)[] = [this.shape, '', this.sendingSeq, this.sendingTotal];
+    const args: (string | number)[] = [this.place.shape, '', this.sendingSeq, this.sendingTotal];
     const sending = this.sending;
     for (let cell = 0; cell < sending.length; cell++) {
       if (sending[cell] !== 0) args.push(cell, sending[cell]);
     }
     const { cells, header, pushed } = this.keys;
     try {
-      const stored = await this.redis.hotcountPushBuffer(cells, header, pushed, ...args);
+      const stored = await this.place.redis.hotcountPushBuffer(cells, header, pushed, ...args);
       decodeCells(stored.length === 0 ? null : stored, this.snapshot);
     } catch (error) {
       const wasStale = this.state.stale;

@@ -12,49 +12,23 @@
  * local RateLimiter does (a test checks every decision).
  */
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
-import { type Key, KeyHasher } from '../hash/key-hasher.js';
-import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
+import type { Key } from '../hash/key-hasher.js';
 import { checkCount } from '../limits/options.js';
 import { checkWindowMs } from '../limits/rate.js';
 import { type RateLimitDecision, slidingDecision } from '../limits/rate-limiter.js';
 import { checkClock } from '../limits/windows.js';
-import { resolveDimensions } from '../sketch/dimensions.js';
-import {
-  checkName,
-  commands,
-  type HotcountCommands,
-  keyCells,
-  type RedisClient,
-} from './redis-count-min.js';
+import { heldShape, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 
-export interface RedisRateLimiterOptions {
-  redis: RedisClient;
-  name: string;
-  secret: Uint8Array;
+export interface RedisRateLimiterOptions extends PlaceOptions {
   /** Requests per window per key: an integer >= 1. */
   limit: number;
   /** The window, in milliseconds. */
   windowMs: number;
-  width?: number;
-  depth?: number;
-  epsilon?: number;
-  delta?: number;
   /** The clock, in milliseconds. Default Date.now. */
   now?: () => number;
 }
 
-const OPTION_NAMES = [
-  'redis',
-  'name',
-  'secret',
-  'limit',
-  'windowMs',
-  'width',
-  'depth',
-  'epsilon',
-  'delta',
-  'now',
-];
+const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'limit', 'windowMs', 'now'];
 
 export class RedisRateLimiter {
   readonly name: string;
@@ -62,75 +36,36 @@ export class RedisRateLimiter {
   readonly windowMs: number;
   readonly width: number;
   readonly depth: number;
-  private readonly redis: RedisClient & HotcountCommands;
-  private readonly hasher: KeyHasher;
-  private readonly shape: string;
+  private readonly place: SketchPlace;
   private readonly now: () => number;
-  private readonly header: string;
-  /** Whether the shape was checked: true, a check under way, or false (not yet). */
-  private ready: boolean | Promise<void> = false;
 
   constructor(options: RedisRateLimiterOptions) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with redis, name, secret, limit and windowMs', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { redis, name, secret, limit, windowMs, now, ...sizing } = options;
-    if (redis === null || typeof redis !== 'object' || typeof redis.defineCommand !== 'function') {
-      throw typeError('redis', 'an ioredis Redis or Cluster', redis);
-    }
-    if (secret === undefined) {
-      throw new TypeError('secret is required: the fleet shares one (at least 16 bytes)');
-    }
-    this.name = checkName(name);
+    const { limit, windowMs, now, ...where } = options;
     this.limit = integerIn('limit', limit, 1, 0x7fffffff);
     this.windowMs = checkWindowMs(windowMs);
-    const secretBytes = copySecret(secret, 'secret');
-    const { width, depth } = resolveDimensions(sizing);
-    this.width = width;
-    this.depth = depth;
-    const fingerprint = Buffer.from(secretFingerprint(secretBytes)).toString('hex');
-    this.shape = `${width}:${depth}:sliding_${this.limit}_${this.windowMs}:${fingerprint}`;
-    const [k0, k1] = hashKeyWords(secretBytes);
-    this.hasher = new KeyHasher(k0, k1);
+    const place = new SketchPlace(where, `sliding_${this.limit}_${this.windowMs}`);
+    this.place = place;
+    this.name = place.name;
+    this.width = place.width;
+    this.depth = place.depth;
     this.now = checkClock(now);
-    this.header = `hotcount:{${name}}:header`;
-    this.redis = commands(redis);
   }
 
-  /**
-   * Checks (or sets) the limiter's shape in Redis, once per instance: a limiter of this name
-   * with another limit, window, shape or secret is refused before its first write.
-   */
-  private checkShape(): Promise<void> {
-    if (this.ready === false) {
-      const header = this.header;
-      const checking = this.redis.hotcountShape(`${header}:none`, header, this.shape, 0).then(
-        () => {
-          this.ready = true;
-        },
-        (error) => {
-          this.ready = false; // ask again next time (Redis may have been away)
-          throw this.refusal(error);
-        },
-      );
-      this.ready = checking;
-    }
-    return this.ready as Promise<void>;
-  }
-
+  /** A shape refusal in the limiter's words; other errors as they are. */
   private refusal(error: unknown): unknown {
-    if (/HOTCOUNT_SHAPE/.test((error as Error)?.message ?? '')) {
-      return new RangeError(
-        `the Redis limiter "${this.name}" holds another limit, window, shape or secret: refused, nothing written`,
-      );
-    }
-    return error;
+    if (heldShape(error) === null) return error;
+    return new RangeError(
+      `the Redis limiter "${this.name}" holds another limit, window, shape or secret: refused, nothing written`,
+    );
   }
 
   /** The Redis key of window number `window`. */
   windowKey(window: number): string {
-    return `hotcount:{${this.name}}:w:${window}`;
+    return this.place.key(`w:${window}`);
   }
 
   /**
@@ -139,7 +74,8 @@ export class RedisRateLimiter {
    */
   async check(key: Key, cost = 1): Promise<RateLimitDecision> {
     checkCount('cost', cost, 0);
-    const cells = keyCells(this.hasher, this.width, this.depth, key);
+    const place = this.place;
+    const cells = place.cellsOf(key);
     const time = this.now();
     if (typeof time !== 'number' || time - time !== 0) {
       throw typeError('now()', 'a finite number of milliseconds', time);
@@ -147,30 +83,21 @@ export class RedisRateLimiter {
     const { windowMs, limit } = this;
     const window = Math.floor(time / windowMs);
     const elapsed = time - window * windowMs;
-    if (this.ready !== true) await this.checkShape();
-    let reply: [number, number, number];
-    try {
-      reply = await this.redis.hotcountSliding(
-        this.windowKey(window),
-        this.header,
-        this.windowKey(window - 1),
-        limit,
-        elapsed / windowMs,
-        cost,
-        (window + 2) * windowMs - time,
-        ...cells,
-      );
-    } catch (error) {
-      throw this.refusal(error);
-    }
-    const [found, previous, ceiling] = reply;
-    let count = found;
-    let allowed: boolean;
-    if (cost === 0) allowed = found <= ceiling;
-    else {
-      allowed = found <= ceiling;
-      count = allowed ? found : found - cost;
-    }
+    // The shape is checked once, before the first check; the script does not check it again.
+    await place.checkShape((error) => this.refusal(error));
+    const [found, previous, ceiling] = await place.redis.hotcountSliding(
+      this.windowKey(window),
+      place.header,
+      this.windowKey(window - 1),
+      limit,
+      elapsed / windowMs,
+      cost,
+      (window + 2) * windowMs - time,
+      ...cells,
+    );
+    const allowed = found <= ceiling;
+    // A refused request was not counted: its count is what the key had.
+    const count = cost === 0 || allowed ? found : found - cost;
     return slidingDecision(limit, windowMs, previous, count, cost, allowed, ceiling, elapsed);
   }
 }

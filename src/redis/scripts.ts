@@ -73,8 +73,8 @@ redis.call('HINCRBY', KEYS[2], 'total', by)
 return target
 `;
 
-/** Checks or sets the shape alone (ARGV[2] = 0, no cells): the first call of every instance. */
-export const SHAPE_SCRIPT = `${SHAPE}
+/** Checks or sets the shape alone (KEYS[2] the header): the first call of every instance. */
+export const SHAPE_SCRIPT = `${SHAPE_CHECK}
 return 0
 `;
 

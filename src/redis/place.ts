@@ -1,0 +1,196 @@
+/**
+ * What every structure of this folder shares: the client with the scripts defined on it, the
+ * structure's place in Redis (`hotcount:{name}:...`, one hash tag, so Redis Cluster keeps it in
+ * one slot), the key's cells hashed with the fleet's secret exactly as locally, and the shape
+ * (dimensions, rule, the secret's fingerprint) that the first writer sets and every later one
+ * must match.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { typeError } from '../errors.js';
+import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
+import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
+import { resolveDimensions } from '../sketch/dimensions.js';
+import { ADD_SCRIPT, PUSH_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT, SLIDING_SCRIPT } from './scripts.js';
+
+/** The local sketch's multiply-shift, in the same doubles (see sketch/count-min.ts). */
+const INV_2_32 = 1 / 4294967296;
+
+export type RedisClient = Redis | Cluster;
+
+/**
+ * The cells of a Redis string, into `cells`: BITFIELD's integers are big-endian, and a string
+ * shorter than the sketch (Redis grows it as cells are written) ends in zeros.
+ */
+export function decodeCells(stored: Buffer | null, cells: Int32Array): Int32Array {
+  cells.fill(0);
+  if (stored === null) return cells;
+  const size = cells.length;
+  const whole = Math.min(size, stored.length >> 2);
+  for (let i = 0; i < whole; i++) cells[i] = stored.readInt32BE(i * 4);
+  if (whole < size && (stored.length & 3) > 0) {
+    const last = Buffer.alloc(4);
+    stored.copy(last, 0, whole * 4);
+    cells[whole] = last.readInt32BE(0);
+  }
+  return cells;
+}
+
+/** The key's cell in each row, as the local sketch of the same secret and width finds it. */
+function keyCells(hasher: KeyHasher, width: number, depth: number, key: Key): number[] {
+  hasher.hash(checkKey('key', key));
+  const { h1, h2 } = hasher;
+  const cells: number[] = [];
+  for (let row = 0; row < depth; row++) {
+    const g = (h1 + Math.imul(row, h2)) >>> 0;
+    cells.push(row * width + ((g * width * INV_2_32) | 0));
+  }
+  return cells;
+}
+
+/** Commands this module defines on a client, once per client. */
+interface HotcountCommands {
+  hotcountAdd(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
+  hotcountRaise(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
+  hotcountShape(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
+  hotcountSliding(
+    cells: string,
+    header: string,
+    previous: string,
+    ...args: (string | number)[]
+  ): Promise<[number, number, number]>;
+  hotcountPushBuffer(
+    cells: string,
+    header: string,
+    pushed: string,
+    ...args: (string | number)[]
+  ): Promise<Buffer>;
+}
+
+const defined = new WeakSet<object>();
+
+function commands(redis: RedisClient): RedisClient & HotcountCommands {
+  if (!defined.has(redis)) {
+    // EVALSHA, falling back to EVAL once when Redis has not seen the script (ioredis does it).
+    redis.defineCommand('hotcountAdd', { numberOfKeys: 2, lua: ADD_SCRIPT });
+    redis.defineCommand('hotcountRaise', { numberOfKeys: 2, lua: RAISE_SCRIPT });
+    redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
+    redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
+    redis.defineCommand('hotcountSliding', { numberOfKeys: 3, lua: SLIDING_SCRIPT });
+    defined.add(redis);
+  }
+  return redis as RedisClient & HotcountCommands;
+}
+
+/** A name Redis keys can carry inside a hash tag. */
+function checkName(name: unknown): string {
+  if (typeof name !== 'string') throw typeError('name', 'a string', name);
+  if (!/^[^{}\s]{1,200}$/.test(name)) {
+    throw new RangeError(
+      `name must be 1 to 200 characters without braces or spaces; received ${JSON.stringify(name.slice(0, 40))}`,
+    );
+  }
+  return name;
+}
+
+/** The options every structure in Redis takes. */
+export interface PlaceOptions {
+  /** An ioredis `Redis` or `Cluster`. */
+  redis: RedisClient;
+  /** The structure's name: processes that give the same name (and secret) share it. */
+  name: string;
+  /** Shared by the fleet, at least 16 bytes. Required: a random one would share nothing. */
+  secret: Uint8Array;
+  width?: number;
+  depth?: number;
+  epsilon?: number;
+  delta?: number;
+}
+
+/** The names of PlaceOptions, for option checks. */
+export const PLACE_OPTION_NAMES: readonly string[] = [
+  'redis',
+  'name',
+  'secret',
+  'width',
+  'depth',
+  'epsilon',
+  'delta',
+];
+
+/** One structure's place in Redis, its hashing and its shape (see the top comment). */
+export class SketchPlace {
+  readonly name: string;
+  readonly width: number;
+  readonly depth: number;
+  readonly secret: Uint8Array;
+  readonly redis: RedisClient & HotcountCommands;
+  /** `width:depth:rule:fingerprint`, what the header holds. */
+  readonly shape: string;
+  /** The header hash: the shape and the total. */
+  readonly header: string;
+  private readonly hasher: KeyHasher;
+  /** Whether the shape was checked: true, a check under way, or false (not yet). */
+  private checked: boolean | Promise<void> = false;
+
+  /** Validates the options every structure takes; `rule` names the structure's update rule. */
+  constructor(options: PlaceOptions, rule: string) {
+    const { redis, name, secret, width, depth, epsilon, delta } = options;
+    if (redis === null || typeof redis !== 'object' || typeof redis.defineCommand !== 'function') {
+      throw typeError('redis', 'an ioredis Redis or Cluster', redis);
+    }
+    if (secret === undefined) {
+      throw new TypeError('secret is required: the fleet shares one (at least 16 bytes)');
+    }
+    this.name = checkName(name);
+    this.secret = copySecret(secret, 'secret');
+    const dimensions = resolveDimensions({ width, depth, epsilon, delta });
+    this.width = dimensions.width;
+    this.depth = dimensions.depth;
+    const fingerprint = Buffer.from(secretFingerprint(this.secret)).toString('hex');
+    this.shape = `${this.width}:${this.depth}:${rule}:${fingerprint}`;
+    this.header = this.key('header');
+    const [k0, k1] = hashKeyWords(this.secret);
+    this.hasher = new KeyHasher(k0, k1);
+    this.redis = commands(redis);
+  }
+
+  /** The Redis key `hotcount:{name}:<part>`. */
+  key(part: string): string {
+    return `hotcount:{${this.name}}:${part}`;
+  }
+
+  /** The key's cell in each row. */
+  cellsOf(key: Key): number[] {
+    return keyCells(this.hasher, this.width, this.depth, key);
+  }
+
+  /**
+   * Checks (or sets) the shape, once per instance; a refusal goes through `refusal` (the
+   * structure's own words). A failure other than a refusal is asked again next time.
+   */
+  checkShape(refusal: (error: unknown) => unknown): Promise<void> {
+    if (this.checked === true) return Promise.resolve();
+    if (this.checked === false) {
+      this.checked = this.redis.hotcountShape(this.header, this.header, this.shape, 0).then(
+        () => {
+          this.checked = true;
+        },
+        (error) => {
+          this.checked = false; // Redis may come back: ask again next time
+          throw refusal(error);
+        },
+      );
+    }
+    return this.checked;
+  }
+}
+
+/** The shape Redis holds, from a script's refusal; null for any other error. */
+export function heldShape(
+  error: unknown,
+): { width: string; depth: string; rule: string; fingerprint: string } | null {
+  const held = /HOTCOUNT_SHAPE (\d+):(\d+):(\w+):([0-9a-f]+)/.exec((error as Error)?.message ?? '');
+  if (held === null) return null;
+  const [, width, depth, rule, fingerprint] = held;
+  return { width, depth, rule, fingerprint };
+}
