@@ -3,15 +3,62 @@
  * round trip that no other client's update can interleave with. They are the rules of
  * sketch/count-min.ts over the cells of one Redis string (BITFIELD i32 at #cell), with the
  * same sticky saturation as sketch/counters.ts (a cell at +-(2^31 - 1) stays there, so a later
- * decrement cannot pull it below the truth); the tests feed a Redis sketch and a local one the
- * same stream and compare them cell for cell.
+ * decrement cannot pull it below the truth), written once below (RULES) for every script; the
+ * tests feed Redis and local sketches and limiters the same stream and compare them.
  *
  * KEYS[1] the cells, KEYS[2] the header hash. ARGV[1] the shape ("width:depth:rule:fingerprint",
  * written by the first writer; a writer with another shape gets an error, never a write), ARGV[2]
  * the amount, ARGV[3..] the key's cell per row.
  */
 
-/** Checks or sets the shape; shared by every script. */
+/**
+ * The two rules over a Redis string's cells, as Lua functions: `add_cells` (plain: each cell
+ * plus its amount, saturating, sticky) and `raise_cells` (conservative: each cell below a
+ * target up to it; a cell at -SAT stays there), and `reads`, BITFIELD's GET arguments.
+ */
+const RULES = `
+local SAT = 2147483647
+local function reads(cells, first, last)
+  local args = {}
+  for i = first, last do
+    args[#args + 1] = 'GET'; args[#args + 1] = 'i32'; args[#args + 1] = '#' .. cells[i]
+  end
+  return args
+end
+local function add_cells(key, cells, amounts, first, last)
+  local values = redis.call('BITFIELD', key, unpack(reads(cells, first, last)))
+  local sets = {}
+  for k, value in ipairs(values) do
+    local i = first + k - 1
+    if value ~= SAT and value ~= -SAT then
+      values[k] = math.max(-SAT, math.min(SAT, value + amounts[i]))
+      sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. cells[i]
+      sets[#sets + 1] = values[k]
+    end
+  end
+  if #sets > 0 then redis.call('BITFIELD', key, unpack(sets)) end
+  return values
+end
+local function raise_cells(key, cells, values, target)
+  local sets = {}
+  for i, value in ipairs(values) do
+    if value < target and value ~= -SAT then
+      sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. cells[i]
+      sets[#sets + 1] = target
+    end
+  end
+  if #sets > 0 then redis.call('BITFIELD', key, unpack(sets)) end
+end
+local function least(values)
+  local low = SAT
+  for _, value in ipairs(values) do
+    if value < low then low = value end
+  end
+  return low
+end
+`;
+
+/** Checks or sets the shape (KEYS[2] the header, ARGV[1] the shape), then the rules. */
 const SHAPE_CHECK = `
 local shape = redis.call('HGET', KEYS[2], 'shape')
 if not shape then
@@ -19,56 +66,34 @@ if not shape then
 elseif shape ~= ARGV[1] then
   return redis.error_reply('HOTCOUNT_SHAPE ' .. shape)
 end
-local SAT = 2147483647
-`;
+${RULES}`;
 
-/** The shape check, then the key's cells read into `values`. */
-const SHAPE = `${SHAPE_CHECK}
+/** The shape check, then the key's cells (ARGV[3..]) and the amount (ARGV[2]). */
+const KEY_UPDATE = `${SHAPE_CHECK}
 local by = tonumber(ARGV[2])
-local reads = {}
-for i = 3, #ARGV do
-  reads[#reads + 1] = 'GET'; reads[#reads + 1] = 'i32'; reads[#reads + 1] = '#' .. ARGV[i]
-end
-local values = redis.call('BITFIELD', KEYS[1], unpack(reads))
+local cells = {}
+for i = 3, #ARGV do cells[#cells + 1] = ARGV[i] end
 `;
 
 /** Plain rule: adds `by` (signed) to each cell, saturating and sticky; returns the least. */
-export const ADD_SCRIPT = `${SHAPE}
-local sets = {}
-local least = SAT
-for i, value in ipairs(values) do
-  local next = value
-  if value ~= SAT and value ~= -SAT then
-    next = math.max(-SAT, math.min(SAT, value + by))
-    sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 2]
-    sets[#sets + 1] = next
-  end
-  if next < least then least = next end
-end
-if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+export const ADD_SCRIPT = `${KEY_UPDATE}
+local amounts = {}
+for i = 1, #cells do amounts[i] = by end
+local values = add_cells(KEYS[1], cells, amounts, 1, #cells)
 redis.call('HINCRBY', KEYS[2], 'total', by)
-return least
+return least(values)
 `;
 
 /**
  * Conservative rule: raises each cell to target = estimate + by (saturating at 2^31 - 1); a
  * cell at -(2^31 - 1) stays there. Returns the target, the key's new estimate.
  */
-export const RAISE_SCRIPT = `${SHAPE}
-local least = SAT
-for _, value in ipairs(values) do
-  if value < least then least = value end
-end
+export const RAISE_SCRIPT = `${KEY_UPDATE}
+local values = redis.call('BITFIELD', KEYS[1], unpack(reads(cells, 1, #cells)))
+local estimate = least(values)
 local target = SAT
-if least < SAT - by then target = least + by end
-local sets = {}
-for i, value in ipairs(values) do
-  if value < target and value ~= -SAT then
-    sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 2]
-    sets[#sets + 1] = target
-  end
-end
-if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+if estimate < SAT - by then target = estimate + by end
+raise_cells(KEYS[1], cells, values, target)
 redis.call('HINCRBY', KEYS[2], 'total', by)
 return target
 `;
@@ -80,34 +105,24 @@ return 0
 
 /**
  * A local-first process's delta, pushed once: KEYS[3] the number of the process's last applied
- * push (kept a day after its last push). ARGV[2] unused, ARGV[3] the push's sequence number, ARGV[4] the delta's total,
- * then pairs of (cell, amount). A push whose number is not above the process's last is not
- * applied again (its reply was lost and it was sent anew). Either way the reply is the whole
- * cells string: the snapshot the process reads from until its next push.
+ * push (kept a day after its last push). ARGV[2] unused, ARGV[3] the push's sequence number,
+ * ARGV[4] the delta's total, then pairs of (cell, amount). A push whose number is not above the
+ * process's last is not applied again (its reply was lost and it was sent anew). Either way the
+ * reply is the whole cells string: the snapshot the process reads from until its next push.
  */
 export const PUSH_SCRIPT = `${SHAPE_CHECK}
 local last = tonumber(redis.call('GET', KEYS[3]) or '0')
 local seq = tonumber(ARGV[3])
 if seq > last then
+  local cells = {}
+  local amounts = {}
+  for i = 5, #ARGV, 2 do
+    cells[#cells + 1] = ARGV[i]
+    amounts[#amounts + 1] = tonumber(ARGV[i + 1])
+  end
   -- In chunks: unpack() takes some thousands of values at most.
-  local pairs_count = (#ARGV - 4) / 2
-  for first = 1, pairs_count, 1000 do
-    local final = math.min(pairs_count, first + 999)
-    local reads = {}
-    for j = first, final do
-      reads[#reads + 1] = 'GET'; reads[#reads + 1] = 'i32'; reads[#reads + 1] = '#' .. ARGV[3 + 2 * j]
-    end
-    local values = redis.call('BITFIELD', KEYS[1], unpack(reads))
-    local sets = {}
-    for k, value in ipairs(values) do
-      local j = first + k - 1
-      if value ~= SAT and value ~= -SAT then
-        local next = math.max(-SAT, math.min(SAT, value + tonumber(ARGV[4 + 2 * j])))
-        sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[3 + 2 * j]
-        sets[#sets + 1] = next
-      end
-    end
-    if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+  for first = 1, #cells, 1000 do
+    add_cells(KEYS[1], cells, amounts, first, math.min(#cells, first + 999))
   end
   redis.call('HINCRBY', KEYS[2], 'total', ARGV[4])
   redis.call('SET', KEYS[3], seq, 'PX', 86400000)
@@ -125,37 +140,22 @@ return redis.call('GET', KEYS[1]) or ''
  * matter), ARGV[5..] the key's cells. Returns { count found or raised to,
  * the previous window's estimate, the ceiling }.
  */
-export const SLIDING_SCRIPT = `
-local SAT = 2147483647
+export const SLIDING_SCRIPT = `${RULES}
 local limit = tonumber(ARGV[1])
 local fraction = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
-local reads = {}
-for i = 5, #ARGV do
-  reads[#reads + 1] = 'GET'; reads[#reads + 1] = 'i32'; reads[#reads + 1] = '#' .. ARGV[i]
-end
-local previous = SAT
-for _, value in ipairs(redis.call('BITFIELD_RO', KEYS[3], unpack(reads))) do
-  if value < previous then previous = value end
-end
+local cells = {}
+for i = 5, #ARGV do cells[#cells + 1] = ARGV[i] end
+local args = reads(cells, 1, #cells)
+local previous = least(redis.call('BITFIELD_RO', KEYS[3], unpack(args)))
 local ceiling = math.floor(limit - previous * (1 - fraction))
-local values = redis.call('BITFIELD_RO', KEYS[1], unpack(reads))
-local estimate = SAT
-for _, value in ipairs(values) do
-  if value < estimate then estimate = value end
-end
+local values = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
+local estimate = least(values)
 if cost == 0 then return { estimate, previous, ceiling } end
 local target = SAT
 if estimate < SAT - cost then target = estimate + cost end
 if target <= ceiling then
-  local sets = {}
-  for i, value in ipairs(values) do
-    if value < target and value ~= -SAT then
-      sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. ARGV[i + 4]
-      sets[#sets + 1] = target
-    end
-  end
-  if #sets > 0 then redis.call('BITFIELD', KEYS[1], unpack(sets)) end
+  raise_cells(KEYS[1], cells, values, target)
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
 end
 return { target, previous, ceiling }
