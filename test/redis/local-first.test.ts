@@ -14,6 +14,16 @@ async function calls(redis: ReturnType<RedisServer['client']>, command: string):
   return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
 }
 
+/** The bytes of the sketch `name` as Redis holds it, read by a client of its own. */
+async function storedBytes(server: RedisServer, name: string, dims = shape): Promise<Uint8Array> {
+  const reader = server.client();
+  try {
+    return (await new RedisCountMinSketch({ redis: reader, name, ...dims }).toSketch()).toBytes();
+  } finally {
+    reader.disconnect();
+  }
+}
+
 test('local-first: the hot path stays in process; after a sync Redis holds the counts of every process', async () => {
   const server = await RedisServer.start();
   const clients = [server.client(), server.client(), server.client()];
@@ -90,17 +100,7 @@ test('Redis killed and restarted (AOF, fsync always): nothing counted is lost, n
     }
     await sketch.flush(); // what was counted after the taken push
     assert.equal(sketch.status.stale, false);
-    const reader = server.client();
-    try {
-      const stored = await new RedisCountMinSketch({
-        redis: reader,
-        name: 'survives',
-        ...shape,
-      }).toSketch();
-      assert.deepEqual(stored.toBytes(), local.toBytes());
-    } finally {
-      reader.disconnect();
-    }
+    assert.deepEqual(await storedBytes(server, 'survives'), local.toBytes());
   } finally {
     await sketch.close().catch(() => {});
     redis.disconnect();
@@ -125,20 +125,30 @@ test('SIGSTOP past every timeout, then SIGCONT: a push whose reply was lost is a
     server.signal('SIGCONT'); // the server now applies it, and answers no one
     await new Promise((resolve) => setTimeout(resolve, 200));
     await sketch.flush(); // the same push again: not applied twice
-    const reader = server.client();
-    try {
-      const stored = await new RedisCountMinSketch({
-        redis: reader,
-        name: 'paused',
-        ...shape,
-      }).toSketch();
-      assert.deepEqual(stored.toBytes(), local.toBytes());
-    } finally {
-      reader.disconnect();
-    }
+    assert.deepEqual(await storedBytes(server, 'paused'), local.toBytes());
   } finally {
     server.signal('SIGCONT');
     await sketch.close().catch(() => {});
+    redis.disconnect();
+    await server.stop();
+  }
+});
+
+test('a push of more cells than one script call can unpack at once goes in chunks, whole', async () => {
+  const server = await RedisServer.start();
+  const redis = server.client();
+  const wide = { secret, width: 2048, depth: 4 };
+  const sketch = new LocalFirstSketch({ redis, name: 'wide', ...wide, syncMs: 3_600_000 });
+  const local = new CountMinSketch({ ...wide, engine: 'js' });
+  try {
+    for (let i = 0; i < 5000; i++) {
+      sketch.increment(`client-${i}`, 1 + (i % 3));
+      local.increment(`client-${i}`, 1 + (i % 3));
+    }
+    await sketch.flush(); // thousands of touched cells in one push
+    assert.deepEqual(await storedBytes(server, 'wide', wide), local.toBytes());
+  } finally {
+    await sketch.close();
     redis.disconnect();
     await server.stop();
   }
