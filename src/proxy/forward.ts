@@ -14,8 +14,14 @@
  * response short (the client sees a truncated body, never a wrong status). A client that goes
  * away aborts the upstream request.
  */
-import { type Agent, type IncomingMessage, request, type ServerResponse } from 'node:http';
-import { refuse, withMember } from '../http/responses.js';
+import {
+  type Agent,
+  type ClientRequest,
+  type IncomingMessage,
+  request,
+  type ServerResponse,
+} from 'node:http';
+import { type Refusal, refuse, withMember } from '../http/responses.js';
 
 /** Fields that describe one connection, not the message (lower case). */
 const HOP_BY_HOP = new Set([
@@ -42,6 +48,39 @@ export interface Upstream {
 }
 
 export type ForwardOutcome = 'ok' | 'refused' | 'timeout' | 'aborted';
+
+const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';
+
+/** Ends an upstream request silent for `timeoutMs` with an error `upstreamFailure` knows. */
+export function giveUpAfter(outgoing: ClientRequest, timeoutMs: number): void {
+  outgoing.setTimeout(timeoutMs, () => {
+    outgoing.destroy(Object.assign(new Error('upstream timeout'), { code: TIMED_OUT }));
+  });
+}
+
+/** What an upstream request's error answers: 504 after a silence (giveUpAfter), else 502. */
+export function upstreamFailure(
+  error: NodeJS.ErrnoException,
+  timeoutMs: number,
+): { timeout: boolean; refusal: Refusal } {
+  const timeout = error.code === TIMED_OUT;
+  return {
+    timeout,
+    refusal: timeout
+      ? {
+          status: 504,
+          title: 'Gateway Timeout',
+          detail: `the upstream did not answer within ${timeoutMs} ms`,
+          retryAfterS: 1,
+        }
+      : {
+          status: 502,
+          title: 'Bad Gateway',
+          detail: 'the upstream refused or reset the connection',
+          retryAfterS: 1,
+        },
+  };
+}
 
 /** `headers` without the hop-by-hop fields (those named by its Connection field included). */
 export function endToEnd(
@@ -113,34 +152,15 @@ export function forward(
     headers: upstreamHeaders(req, upstream, trusted),
     agent,
   });
-  outgoing.setTimeout(timeoutMs, () => {
-    outgoing.destroy(Object.assign(new Error('upstream timeout'), { code: 'ETIMEDOUT_UPSTREAM' }));
-  });
+  giveUpAfter(outgoing, timeoutMs);
   outgoing.on('error', (error: NodeJS.ErrnoException) => {
     if (res.headersSent) {
       res.destroy();
       end('refused');
       return;
     }
-    const timeout = error.code === 'ETIMEDOUT_UPSTREAM';
-    if (!res.destroyed) {
-      refuse(
-        res,
-        timeout
-          ? {
-              status: 504,
-              title: 'Gateway Timeout',
-              detail: `the upstream did not answer within ${timeoutMs} ms`,
-              retryAfterS: 1,
-            }
-          : {
-              status: 502,
-              title: 'Bad Gateway',
-              detail: 'the upstream refused or reset the connection',
-              retryAfterS: 1,
-            },
-      );
-    }
+    const { timeout, refusal } = upstreamFailure(error, timeoutMs);
+    if (!res.destroyed) refuse(res, refusal);
     end(timeout ? 'timeout' : 'refused');
   });
   outgoing.on('response', (incoming) => {

@@ -31,7 +31,13 @@ import { problemBody, type Refusal, refuse, setField } from '../http/responses.j
 import { InflightGuard, type Key, type LimitSketchOptions } from '../index.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 import { parseRate } from './duration.js';
-import { forward, type Upstream, upstreamHeaders } from './forward.js';
+import {
+  forward,
+  giveUpAfter,
+  type Upstream,
+  upstreamFailure,
+  upstreamHeaders,
+} from './forward.js';
 import { HotKeys, Traffic } from './traffic.js';
 
 export interface ProxyLimitOptions {
@@ -289,26 +295,11 @@ export class LimitingProxy {
       headers,
       agent: false,
     });
-    outgoing.setTimeout(this.timeoutMs, () => outgoing.destroy(new Error('upstream timeout')));
+    giveUpAfter(outgoing, this.timeoutMs);
     outgoing.on('error', (error) => {
-      const timeout = error.message === 'upstream timeout';
+      const { timeout, refusal } = upstreamFailure(error, this.timeoutMs);
       traffic.upstreamErrors[timeout ? 'timeout' : 'refused']++;
-      refuseRaw(
-        socket,
-        timeout
-          ? {
-              status: 504,
-              title: 'Gateway Timeout',
-              detail: 'no upgrade from the upstream in time',
-              retryAfterS: 1,
-            }
-          : {
-              status: 502,
-              title: 'Bad Gateway',
-              detail: 'the upstream refused or reset the connection',
-              retryAfterS: 1,
-            },
-      );
+      refuseRaw(socket, refusal);
     });
     outgoing.on('upgrade', (answer, tunnel, upstreamHead) => {
       outgoing.setTimeout(0);
