@@ -87,7 +87,7 @@ const OPTION_NAMES = [
   ...LIMIT_SKETCH_OPTION_NAMES,
 ];
 
-function checkAlgorithm(value: unknown): RateLimitAlgorithm {
+export function checkAlgorithm(value: unknown): RateLimitAlgorithm {
   if (value === undefined) return 'sliding-window';
   if (typeof value !== 'string') throw typeError('algorithm', "'sliding-window' or 'gcra'", value);
   if (value !== 'sliding-window' && value !== 'gcra') {
@@ -259,21 +259,40 @@ export class RateLimiter {
       allowed = target <= ceiling;
       tat = allowed ? target : target - cost * intervalTicks;
     }
-    const remaining = Math.floor((ceiling - tat) / intervalTicks);
-    const resetMs = Math.ceil((tat - nowTicks) / ticksPerMs);
-    let retryAfterMs = 0;
-    if (!allowed) {
-      retryAfterMs = cost > this.burst ? Number.POSITIVE_INFINITY : 1;
-      if (cost <= this.burst) {
-        // Whole milliseconds covering the ticks to wait (checked in integers: a quotient just
-        // above a whole number may round down to it).
-        const waitTicks = tat + cost * intervalTicks - ceiling;
-        retryAfterMs = Math.max(1, Math.ceil(waitTicks / ticksPerMs));
-        if (retryAfterMs * ticksPerMs < waitTicks) retryAfterMs++;
-      }
-    }
-    return decision(allowed, this.limit, remaining, resetMs, retryAfterMs);
+    return gcraDecision(grid, this.limit, this.burst, tat, nowTicks, cost, allowed);
   }
+}
+
+/**
+ * GCRA's decision, from the key's TAT after the update (or as found, when it did not pass) and
+ * the time, both in ticks of the era. Shared by every storage the rule runs on, as
+ * slidingDecision is.
+ */
+export function gcraDecision(
+  grid: GcraGrid,
+  limit: number,
+  burst: number,
+  tat: number,
+  nowTicks: number,
+  cost: number,
+  allowed: boolean,
+): RateLimitDecision {
+  const { ticksPerMs, intervalTicks, horizonTicks } = grid;
+  const ceiling = nowTicks + horizonTicks;
+  const remaining = Math.floor((ceiling - tat) / intervalTicks);
+  const resetMs = Math.ceil((tat - nowTicks) / ticksPerMs);
+  let retryAfterMs = 0;
+  if (!allowed) {
+    retryAfterMs = cost > burst ? Number.POSITIVE_INFINITY : 1;
+    if (cost <= burst) {
+      // Whole milliseconds covering the ticks to wait (checked in integers: a quotient just
+      // above a whole number may round down to it).
+      const waitTicks = tat + cost * intervalTicks - ceiling;
+      retryAfterMs = Math.max(1, Math.ceil(waitTicks / ticksPerMs));
+      if (retryAfterMs * ticksPerMs < waitTicks) retryAfterMs++;
+    }
+  }
+  return decision(allowed, limit, remaining, resetMs, retryAfterMs);
 }
 
 /**

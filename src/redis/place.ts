@@ -10,7 +10,7 @@ import { typeError } from '../errors.js';
 import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
 import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
 import { resolveDimensions } from '../sketch/dimensions.js';
-import { ADD_SCRIPT, PUSH_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT, SLIDING_SCRIPT } from './scripts.js';
+import { ADD_SCRIPT, PUSH_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT, WINDOW_SCRIPT } from './scripts.js';
 
 /** The local sketch's multiply-shift, in the same doubles (see sketch/count-min.ts). */
 const INV_2_32 = 1 / 4294967296;
@@ -52,12 +52,12 @@ interface HotcountCommands {
   hotcountAdd(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
   hotcountRaise(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
   hotcountShape(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
-  hotcountSliding(
+  hotcountWindow(
     cells: string,
     header: string,
     previous: string,
     ...args: (string | number)[]
-  ): Promise<[number, number, number]>;
+  ): Promise<[number, number, number, number]>;
   hotcountPushBuffer(
     cells: string,
     header: string,
@@ -75,7 +75,7 @@ function commands(redis: RedisClient): RedisClient & HotcountCommands {
     redis.defineCommand('hotcountRaise', { numberOfKeys: 2, lua: RAISE_SCRIPT });
     redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
     redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
-    redis.defineCommand('hotcountSliding', { numberOfKeys: 3, lua: SLIDING_SCRIPT });
+    redis.defineCommand('hotcountWindow', { numberOfKeys: 3, lua: WINDOW_SCRIPT });
     defined.add(redis);
   }
   return redis as RedisClient & HotcountCommands;

@@ -13,9 +13,16 @@
  */
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
+import { type GcraGrid, gcraGrid } from '../limits/gcra.js';
 import { checkCount } from '../limits/options.js';
 import { checkWindowMs } from '../limits/rate.js';
-import { type RateLimitDecision, slidingDecision } from '../limits/rate-limiter.js';
+import {
+  checkAlgorithm,
+  gcraDecision,
+  type RateLimitAlgorithm,
+  type RateLimitDecision,
+  slidingDecision,
+} from '../limits/rate-limiter.js';
 import { checkClock } from '../limits/windows.js';
 import { heldShape, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 
@@ -24,30 +31,52 @@ export interface RedisRateLimiterOptions extends PlaceOptions {
   limit: number;
   /** The window, in milliseconds. */
   windowMs: number;
+  /** Default 'sliding-window'. */
+  algorithm?: RateLimitAlgorithm;
+  /** gcra only: requests allowed at one instant, an integer >= 1. Default `limit`. */
+  burst?: number;
   /** The clock, in milliseconds. Default Date.now. */
   now?: () => number;
 }
 
-const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'limit', 'windowMs', 'now'];
+const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'limit', 'windowMs', 'algorithm', 'burst', 'now'];
 
 export class RedisRateLimiter {
   readonly name: string;
   readonly limit: number;
   readonly windowMs: number;
+  readonly algorithm: RateLimitAlgorithm;
+  /** Requests allowed at one instant: `burst` for gcra, `limit` for the sliding window. */
+  readonly burst: number;
   readonly width: number;
   readonly depth: number;
   private readonly place: SketchPlace;
   private readonly now: () => number;
+  /** gcra's time grid, or null for the sliding window. */
+  private readonly grid: GcraGrid | null;
+  /** A window's (gcra: an era's) length, in ms: Redis holds one string per span. */
+  private readonly spanMs: number;
 
   constructor(options: RedisRateLimiterOptions) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with redis, name, secret, limit and windowMs', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { limit, windowMs, now, ...where } = options;
+    const { limit, windowMs, algorithm, burst, now, ...where } = options;
     this.limit = integerIn('limit', limit, 1, 0x7fffffff);
     this.windowMs = checkWindowMs(windowMs);
-    const place = new SketchPlace(where, `sliding_${this.limit}_${this.windowMs}`);
+    this.algorithm = checkAlgorithm(algorithm);
+    if (this.algorithm !== 'gcra' && burst !== undefined) {
+      throw new RangeError("burst applies to algorithm 'gcra' only; the sliding window has none");
+    }
+    this.burst = integerIn('burst', burst ?? this.limit, 1, 0x7fffffff);
+    this.grid = this.algorithm === 'gcra' ? gcraGrid(this.limit, this.windowMs, this.burst) : null;
+    this.spanMs = this.grid === null ? this.windowMs : this.grid.eraMs;
+    const rule =
+      this.grid === null
+        ? `sliding_${this.limit}_${this.windowMs}`
+        : `gcra_${this.limit}_${this.windowMs}_${this.burst}`;
+    const place = new SketchPlace(where, rule);
     this.place = place;
     this.name = place.name;
     this.width = place.width;
@@ -80,24 +109,53 @@ export class RedisRateLimiter {
     if (typeof time !== 'number' || time - time !== 0) {
       throw typeError('now()', 'a finite number of milliseconds', time);
     }
-    const { windowMs, limit } = this;
-    const window = Math.floor(time / windowMs);
-    const elapsed = time - window * windowMs;
+    const { spanMs, grid, limit } = this;
+    const window = Math.floor(time / spanMs);
+    const elapsed = time - window * spanMs;
     // The shape is checked once, before the first check; the script does not check it again.
     await place.checkShape((error) => this.refusal(error));
-    const [found, previous, ceiling] = await place.redis.hotcountSliding(
+    const keys = [place.header, this.windowKey(window - 1)] as const;
+    const expireMs = (window + 2) * spanMs - time;
+    if (grid === null) {
+      const [found, previous, ceiling] = await place.redis.hotcountWindow(
+        this.windowKey(window),
+        ...keys,
+        's',
+        cost,
+        expireMs,
+        limit,
+        elapsed / spanMs,
+        ...cells,
+      );
+      const allowed = found <= ceiling;
+      // A refused request was not counted: its count is what the key had.
+      const count = cost === 0 || allowed ? found : found - cost;
+      return slidingDecision(limit, spanMs, previous, count, cost, allowed, ceiling, elapsed);
+    }
+    const { ticksPerMs, intervalTicks, horizonTicks } = grid;
+    const nowTicks = Math.floor(elapsed * ticksPerMs);
+    // A cost over burst can never pass: peek, as the local limiter does.
+    const amount = cost > this.burst ? 0 : cost * intervalTicks;
+    const [found, , ceiling, floor] = await place.redis.hotcountWindow(
       this.windowKey(window),
-      place.header,
-      this.windowKey(window - 1),
-      limit,
-      elapsed / windowMs,
-      cost,
-      (window + 2) * windowMs - time,
+      ...keys,
+      'g',
+      amount,
+      expireMs,
+      spanMs * ticksPerMs,
+      nowTicks,
+      horizonTicks,
       ...cells,
     );
-    const allowed = found <= ceiling;
-    // A refused request was not counted: its count is what the key had.
-    const count = cost === 0 || allowed ? found : found - cost;
-    return slidingDecision(limit, windowMs, previous, count, cost, allowed, ceiling, elapsed);
+    let tat: number;
+    let allowed: boolean;
+    if (amount === 0) {
+      tat = Math.max(found, floor);
+      allowed = cost === 0;
+    } else {
+      allowed = found <= ceiling;
+      tat = allowed ? found : found - amount;
+    }
+    return gcraDecision(grid, limit, this.burst, tat, nowTicks, cost, allowed);
   }
 }

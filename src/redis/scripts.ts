@@ -131,32 +131,46 @@ return redis.call('GET', KEYS[1]) or ''
 `;
 
 /**
- * The sliding window's admission and update (limits/rate-limiter.ts, `raiseWithin` with floor
- * -SAT and the window's ceiling), atomic: KEYS[1] the current window's cells, KEYS[2] the
- * header (unused: the limiter checks the shape once, with SHAPE_SCRIPT, before its first check),
- * KEYS[3] the previous window's cells. ARGV[1] the limit, ARGV[2] the fraction of the
- * current window elapsed, ARGV[3] the cost, ARGV[4] in how many ms the current window's key expires
- * (at the end of the window after it, by the caller's clock, so that Redis's own clock does not
- * matter), ARGV[5..] the key's cells. Returns { count found or raised to,
- * the previous window's estimate, the ceiling }.
+ * A rate limiter's admission and update (limits/rate-limiter.ts: `raiseWithin`, the conservative
+ * rule with a floor and a ceiling), atomic, for both of its algorithms: KEYS[1] the current
+ * window's (or era's) cells, KEYS[2] the header (unused: the limiter checks the shape once, with
+ * SHAPE_SCRIPT, before its first check), KEYS[3] the previous window's cells.
+ * ARGV[1] the algorithm, 's' (sliding window) or 'g' (gcra); ARGV[2] the amount (0 peeks);
+ * ARGV[3] in how many ms the current window's key expires (at the end of the window after it,
+ * by the caller's clock, so that Redis's own clock does not matter); ARGV[4], ARGV[5] below;
+ * ARGV[6..] the key's cells.
+ * - 's': ARGV[4] the limit, ARGV[5] the fraction of the window elapsed. Floor -SAT; ceiling
+ *   floor(limit - previous * (1 - fraction)).
+ * - 'g': ARGV[4] an era in ticks, ARGV[5] the time in ticks of the era. Floor the later of the
+ *   previous era's TAT and now; ceiling now plus burst * T (ARGV[6], then the cells from ARGV[7]).
+ * Returns { the key's least cell, raised to the target if it passed, else the target refused;
+ * the previous window's least cell; the ceiling; the floor }.
  */
-export const SLIDING_SCRIPT = `${RULES}
-local limit = tonumber(ARGV[1])
-local fraction = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
+export const WINDOW_SCRIPT = `${RULES}
+local gcra = ARGV[1] == 'g'
+local amount = tonumber(ARGV[2])
+local first = gcra and 7 or 6
 local cells = {}
-for i = 5, #ARGV do cells[#cells + 1] = ARGV[i] end
+for i = first, #ARGV do cells[#cells + 1] = ARGV[i] end
 local args = reads(cells, 1, #cells)
 local previous = least(redis.call('BITFIELD_RO', KEYS[3], unpack(args)))
-local ceiling = math.floor(limit - previous * (1 - fraction))
+local floor, ceiling
+if gcra then
+  local now = tonumber(ARGV[5])
+  floor = math.max(previous - tonumber(ARGV[4]), now)
+  ceiling = now + tonumber(ARGV[6])
+else
+  floor = -SAT
+  ceiling = math.floor(tonumber(ARGV[4]) - previous * (1 - tonumber(ARGV[5])))
+end
 local values = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
 local estimate = least(values)
-if cost == 0 then return { estimate, previous, ceiling } end
+if amount == 0 then return { estimate, previous, ceiling, floor } end
 local target = SAT
-if estimate < SAT - cost then target = estimate + cost end
+if math.max(estimate, floor) < SAT - amount then target = math.max(estimate, floor) + amount end
 if target <= ceiling then
   raise_cells(KEYS[1], cells, values, target)
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
-return { target, previous, ceiling }
+return { target, previous, ceiling, floor }
 `;

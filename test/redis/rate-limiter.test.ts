@@ -52,6 +52,47 @@ test('property: a RedisRateLimiter decides a stream exactly as a local RateLimit
   );
 });
 
+test('property: gcra in Redis decides a stream exactly as a local gcra RateLimiter, across eras', async () => {
+  const step = fc.record({
+    key: fc.integer({ min: 0, max: 12 }),
+    cost: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: 6 })),
+    advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 700 })),
+  });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(step, { maxLength: 80 }),
+      fc.integer({ min: 1, max: 6 }),
+      fc.integer({ min: 1, max: 5 }),
+      fc.constantFrom(1000, 999, 7),
+      async (steps, limit, burst, windowMs) => {
+        let now = 1_000_000_000 + 137;
+        const clock = () => now;
+        const shape = {
+          secret,
+          width: 16,
+          depth: 3,
+          limit,
+          windowMs,
+          algorithm: 'gcra' as const,
+          burst,
+          now: clock,
+        };
+        const local = new RateLimiter(shape);
+        const name = `gcra-${process.pid}-${limiters++}`;
+        const remote = clients.map((redis) => new RedisRateLimiter({ redis, name, ...shape }));
+        let i = 0;
+        for (const { key, cost, advance } of steps) {
+          now += advance;
+          const expected = local.check(`client-${key}`, cost);
+          const got = await remote[i++ % 2].check(`client-${key}`, cost);
+          assert.deepEqual(got, expected);
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
 test('Redis holds two windows of cells per limiter, expiring, whatever the number of clients', async () => {
   const limiter = new RedisRateLimiter({
     redis: clients[0],
@@ -90,6 +131,22 @@ test('another limit or secret under the same name is refused; bad options are na
   assert.throws(
     () => new RedisRateLimiter({ redis: clients[0], name, secret, limit: 1, windowMs: 0.5 }),
     { name: 'RangeError', message: /windowMs/ },
+  );
+  assert.throws(
+    () =>
+      new RedisRateLimiter({ redis: clients[0], name, secret, limit: 1, windowMs: 1000, burst: 2 }),
+    { name: 'RangeError', message: /burst applies to algorithm 'gcra'/ },
+  );
+  await assert.rejects(
+    new RedisRateLimiter({
+      redis: clients[0],
+      name,
+      secret,
+      limit: 5,
+      windowMs: 1000,
+      algorithm: 'gcra',
+    }).check('a'),
+    { name: 'RangeError', message: /another limit/ },
   );
   await assert.rejects(
     new RedisRateLimiter({ redis: clients[0], name, secret, limit: 5, windowMs: 1000 }).check(
