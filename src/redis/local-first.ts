@@ -18,50 +18,42 @@ import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { checkAmount } from '../sketch/count-min.js';
+import { clamp, Delta } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { Staleness, type SyncStatus, withDeadline } from './staleness.js';
 
 export interface LocalFirstOptions extends PlaceOptions {
   /** Milliseconds between two syncs (push the delta, pull the snapshot). Default 100. */
   syncMs?: number;
+  /**
+   * How long a sync may wait for Redis before it counts as failed (the sketch goes stale; the
+   * push is sent again, safely, by the next sync). Default 4 * syncMs, within 1000 and 3,600,000.
+   */
+  timeoutMs?: number;
 }
 
-export interface LocalFirstStatus {
-  /** True while the last sync failed: answers are the last snapshot plus the local delta. */
-  stale: boolean;
-  /** When the last sync succeeded (Date.now()), or null before the first. */
-  lastSyncAt: number | null;
-  /** The last sync's error, while stale. */
-  error: Error | null;
-}
+export type LocalFirstStatus = SyncStatus;
 
-const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs'];
+const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'timeoutMs'];
 const SATURATED = 0x7fffffff;
-
-function clamp(value: number): number {
-  return Math.min(SATURATED, Math.max(-SATURATED, value));
-}
 
 export class LocalFirstSketch extends EventEmitter {
   readonly name: string;
   readonly width: number;
   readonly depth: number;
   readonly syncMs: number;
+  readonly timeoutMs: number;
   readonly keys: { cells: string; header: string; pushed: string };
   private readonly place: SketchPlace;
   /** The sketch in Redis as of the last sync. */
   private readonly snapshot: Int32Array;
-  /** Counted here since the push in flight was taken: not in Redis yet. */
-  private pending: Int32Array;
-  private pendingTotal = 0;
-  /** The push in flight (or failed, to be sent again), and its number; 0 when none. */
-  private sending: Int32Array;
-  private sendingTotal = 0;
-  private sendingSeq = 0;
+  /** Counted here and not yet in the snapshot. */
+  private readonly delta: Delta;
   private seq = 0;
   private syncing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
-  private state: LocalFirstStatus = { stale: false, lastSyncAt: null, error: null };
+  private readonly staleness = new Staleness(this);
 
   constructor(options: LocalFirstOptions) {
     super();
@@ -69,7 +61,7 @@ export class LocalFirstSketch extends EventEmitter {
       throw typeError('options', 'an object with redis, name and secret', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { syncMs = 100, ...where } = options;
+    const { syncMs = 100, timeoutMs, ...where } = options;
     // The plain rule: deltas from many processes add up whatever their order.
     const place = new SketchPlace(where, 'plain');
     this.place = place;
@@ -77,6 +69,12 @@ export class LocalFirstSketch extends EventEmitter {
     this.width = place.width;
     this.depth = place.depth;
     this.syncMs = integerIn('syncMs', syncMs, 1, 3_600_000);
+    this.timeoutMs = integerIn(
+      'timeoutMs',
+      timeoutMs ?? Math.min(3_600_000, Math.max(1000, 4 * this.syncMs)),
+      1,
+      3_600_000,
+    );
     // Each instance pushes under an id of its own: its sequence numbers start over with it.
     this.keys = {
       cells: place.key('cells'),
@@ -85,8 +83,7 @@ export class LocalFirstSketch extends EventEmitter {
     };
     const size = place.width * place.depth;
     this.snapshot = new Int32Array(size);
-    this.pending = new Int32Array(size);
-    this.sending = new Int32Array(size);
+    this.delta = new Delta(size);
     this.timer = setInterval(() => void this.flush().catch(() => {}), this.syncMs);
     this.timer.unref();
   }
@@ -104,26 +101,25 @@ export class LocalFirstSketch extends EventEmitter {
 
   /** The key's estimate: the snapshot, the push in flight and the local delta, added. */
   estimate(key: Key): number {
-    return this.least(this.place.cellsOf(key));
+    return this.least(this.place.cellsInPlace(key));
   }
 
   get status(): LocalFirstStatus {
-    return { ...this.state };
+    return this.staleness.status;
   }
 
   private add(key: Key, by: number): number {
-    const cells = this.place.cellsOf(key);
-    const pending = this.pending;
-    for (const cell of cells) pending[cell] = clamp(pending[cell] + by);
-    this.pendingTotal += by;
+    const cells = this.place.cellsInPlace(key);
+    this.delta.add(cells, this.depth, by);
     return this.least(cells);
   }
 
   /** The least over `cells` of what Redis has, what is on its way and what is counted here. */
-  private least(cells: number[]): number {
+  private least(cells: Int32Array): number {
     let least = SATURATED;
-    for (const cell of cells) {
-      const value = clamp(this.snapshot[cell] + this.sending[cell] + this.pending[cell]);
+    for (let row = 0; row < this.depth; row++) {
+      const cell = cells[row];
+      const value = clamp(this.snapshot[cell] + this.delta.at(cell));
       if (value < least) least = value;
     }
     return least;
@@ -131,8 +127,8 @@ export class LocalFirstSketch extends EventEmitter {
 
   /**
    * Pushes the delta and pulls the snapshot, once; resolves when done, rejects when Redis
-   * failed (then the delta stays, to be pushed by the next sync). A sync already running is
-   * joined, not doubled.
+   * failed or did not answer within `timeoutMs` (then the delta stays, to be pushed by the next
+   * sync). A sync already running is joined, not doubled.
    */
   flush(): Promise<void> {
     if (this.syncing === null) {
@@ -144,35 +140,22 @@ export class LocalFirstSketch extends EventEmitter {
   }
 
   private async sync(): Promise<void> {
-    if (this.sendingSeq === 0) {
-      // Take what was counted into a new push; a failed push is sent again as it was.
-      const taken = this.pending;
-      this.pending = this.sending;
-      this.sending = taken;
-      this.sendingTotal = this.pendingTotal;
-      this.pendingTotal = 0;
-      this.sendingSeq = ++this.seq;
-    }
-    const args: (string | number)[] = [this.place.shape, '', this.sendingSeq, this.sendingTotal];
-    const sending = this.sending;
-    for (let cell = 0; cell < sending.length; cell++) {
-      if (sending[cell] !== 0) args.push(cell, sending[cell]);
-    }
+    const delta = this.delta;
+    const seq = delta.take(this.seq + 1);
+    if (seq > this.seq) this.seq = seq;
+    const args = delta.pairs([this.place.shape, '', seq, delta.sendingTotal]);
     const { cells, header, pushed } = this.keys;
+    let stored: Buffer;
     try {
-      const stored = await this.place.redis.hotcountPushBuffer(cells, header, pushed, ...args);
-      decodeCells(stored.length === 0 ? null : stored, this.snapshot);
+      const push = this.place.redis.hotcountPushBuffer(cells, header, pushed, ...args);
+      stored = await withDeadline(push, this.timeoutMs);
     } catch (error) {
-      const wasStale = this.state.stale;
-      this.state = { stale: true, lastSyncAt: this.state.lastSyncAt, error: error as Error };
-      if (!wasStale) this.emit('stale', error);
+      this.staleness.failed(error);
       throw error;
     }
-    sending.fill(0);
-    this.sendingTotal = 0;
-    this.sendingSeq = 0;
-    this.state = { stale: false, lastSyncAt: Date.now(), error: null };
-    this.emit('sync');
+    decodeCells(stored.length === 0 ? null : stored, this.snapshot);
+    delta.sent(seq);
+    this.staleness.synced();
   }
 
   /** Stops the timer and pushes what is left (rejects if Redis cannot take it). */
@@ -181,6 +164,6 @@ export class LocalFirstSketch extends EventEmitter {
     this.closed = true;
     clearInterval(this.timer);
     await this.flush();
-    if (this.pendingTotal !== 0 || this.pending.some((value) => value !== 0)) await this.flush();
+    if (this.delta.unsent) await this.flush();
   }
 }

@@ -36,15 +36,14 @@ export function decodeCells(stored: Buffer | null, cells: Int32Array): Int32Arra
 }
 
 /** The key's cell in each row, as the local sketch of the same secret and width finds it. */
-function keyCells(hasher: KeyHasher, width: number, depth: number, key: Key): number[] {
+function keyCells(hasher: KeyHasher, width: number, depth: number, key: Key, out: Int32Array) {
   hasher.hash(checkKey('key', key));
   const { h1, h2 } = hasher;
-  const cells: number[] = [];
   for (let row = 0; row < depth; row++) {
     const g = (h1 + Math.imul(row, h2)) >>> 0;
-    cells.push(row * width + ((g * width * INV_2_32) | 0));
+    out[row] = row * width + ((g * width * INV_2_32) | 0);
   }
-  return cells;
+  return out;
 }
 
 /** Commands this module defines on a client, once per client. */
@@ -64,6 +63,13 @@ interface HotcountCommands {
     pushed: string,
     ...args: (string | number)[]
   ): Promise<Buffer>;
+  hotcountPushWindowBuffer(
+    cells: string,
+    header: string,
+    pushed: string,
+    previous: string,
+    ...args: (string | number)[]
+  ): Promise<[Buffer, Buffer]>;
 }
 
 const defined = new WeakSet<object>();
@@ -75,6 +81,7 @@ function commands(redis: RedisClient): RedisClient & HotcountCommands {
     redis.defineCommand('hotcountRaise', { numberOfKeys: 2, lua: RAISE_SCRIPT });
     redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
     redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
+    redis.defineCommand('hotcountPushWindow', { numberOfKeys: 4, lua: PUSH_SCRIPT });
     redis.defineCommand('hotcountWindow', { numberOfKeys: 3, lua: WINDOW_SCRIPT });
     defined.add(redis);
   }
@@ -129,6 +136,7 @@ export class SketchPlace {
   /** The header hash: the shape and the total. */
   readonly header: string;
   private readonly hasher: KeyHasher;
+  private readonly rowCells: Int32Array;
   /** Whether the shape was checked: true, a check under way, or false (not yet). */
   private checked: boolean | Promise<void> = false;
 
@@ -151,6 +159,7 @@ export class SketchPlace {
     this.header = this.key('header');
     const [k0, k1] = hashKeyWords(this.secret);
     this.hasher = new KeyHasher(k0, k1);
+    this.rowCells = new Int32Array(this.depth);
     this.redis = commands(redis);
   }
 
@@ -159,9 +168,14 @@ export class SketchPlace {
     return `hotcount:{${this.name}}:${part}`;
   }
 
-  /** The key's cell in each row. */
+  /** The key's cell in each row, a new array (for arguments to Redis). */
   cellsOf(key: Key): number[] {
-    return keyCells(this.hasher, this.width, this.depth, key);
+    return Array.from(keyCells(this.hasher, this.width, this.depth, key, this.rowCells));
+  }
+
+  /** The key's cell in each row, in an array of this place's, overwritten by the next call. */
+  cellsInPlace(key: Key): Int32Array {
+    return keyCells(this.hasher, this.width, this.depth, key, this.rowCells);
   }
 
   /**

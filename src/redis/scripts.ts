@@ -105,10 +105,12 @@ return 0
 
 /**
  * A local-first process's delta, pushed once: KEYS[3] the number of the process's last applied
- * push (kept a day after its last push). ARGV[2] unused, ARGV[3] the push's sequence number,
- * ARGV[4] the delta's total, then pairs of (cell, amount). A push whose number is not above the
- * process's last is not applied again (its reply was lost and it was sent anew). Either way the
- * reply is the whole cells string: the snapshot the process reads from until its next push.
+ * push (kept a day after its last push). ARGV[2] in how many ms KEYS[1] expires ('' for never),
+ * ARGV[3] the push's sequence number, ARGV[4] the delta's total (added to the header's), then
+ * pairs of (cell, amount). A push whose number is not above the process's last is not applied
+ * again (its reply was lost and it was sent anew). Either way the reply is the whole cells
+ * string, the snapshot the process reads from until its next push; with a KEYS[4] (a limiter's
+ * previous window), that one's too.
  */
 export const PUSH_SCRIPT = `${SHAPE_CHECK}
 local last = tonumber(redis.call('GET', KEYS[3]) or '0')
@@ -124,10 +126,13 @@ if seq > last then
   for first = 1, #cells, 1000 do
     add_cells(KEYS[1], cells, amounts, first, math.min(#cells, first + 999))
   end
-  redis.call('HINCRBY', KEYS[2], 'total', ARGV[4])
+  if tonumber(ARGV[4]) ~= 0 then redis.call('HINCRBY', KEYS[2], 'total', ARGV[4]) end
   redis.call('SET', KEYS[3], seq, 'PX', 86400000)
+  if ARGV[2] ~= '' and #cells > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 end
-return redis.call('GET', KEYS[1]) or ''
+local stored = redis.call('GET', KEYS[1]) or ''
+if KEYS[4] then return { stored, redis.call('GET', KEYS[4]) or '' } end
+return stored
 `;
 
 /**
