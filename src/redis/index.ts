@@ -11,3 +11,4 @@ export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from 
 export type { PlaceOptions, RedisClient } from './place.js';
 export { type RedisCountMinOptions, RedisCountMinSketch } from './redis-count-min.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
+export type { StalePolicy, SyncStatus } from './staleness.js';

@@ -1,16 +1,32 @@
 /**
- * A rate limiter whose windows live in Redis, for a fleet: the sliding window of
- * limits/rate-limiter.ts over one Redis string per aligned window
- * (`hotcount:{name}:w:<window number>`), each expiring at the end of the window after it, so
- * Redis holds two windows of cells per limiter, whatever the number of clients.
+ * A rate limiter whose windows live in Redis, for a fleet: the rules of limits/rate-limiter.ts
+ * (sliding window, GCRA) over one Redis string per aligned window (`hotcount:{name}:w:<n>`; for
+ * GCRA, per era), each expiring at the end of the window after it, so Redis holds two windows of
+ * cells per limiter, whatever the number of clients. Windows are aligned to the clock, so
+ * processes and hosts that share a clock share windows; `now` is injectable.
  *
- * The admission and the update run as one script (scripts.ts), atomic, in one round trip; the
- * decision's fields (remaining, resetMs, retryAfterMs) are computed here from what the script
- * found, by the same function as the local limiter's. Windows are aligned to the clock, so
- * processes and hosts that share a clock share windows; `now` is injectable. With the same
- * secret, dimensions and clock, a RedisRateLimiter answers a stream of requests exactly as a
- * local RateLimiter does (a test checks every decision).
+ * Two modes:
+ * - Direct (the default): each check is one script in Redis (scripts.ts, WINDOW_SCRIPT), the
+ *   admission and the update atomic, in one round trip; the decision's fields are computed here
+ *   by the local limiter's own functions. With the same secret, dimensions and clock, it answers
+ *   a stream exactly as a local RateLimiter does (a test checks every decision).
+ * - Local-first (`localFirst: { syncMs }`, sliding window only): checks decide from process
+ *   memory, the last snapshot of the fleet's windows plus this process's own unsent counts
+ *   (local-first-windows.ts), and never wait for Redis; every `syncMs` one round trip pushes and
+ *   pulls. The fleet may overshoot the limit by what other processes passed since their last
+ *   push (README: the bound). GCRA has no local-first mode: its cells hold times, and two
+ *   processes that each move a TAT from an old value to now cannot add their moves up.
+ *
+ * When Redis fails or does not answer within `timeoutMs`, the limiter goes stale (`status`,
+ * the 'stale' and 'sync' events) and decides by `onStale`: 'local' (the default) by what this
+ * process knows (local-first: the last snapshot and its own counts; direct: a local RateLimiter
+ * of the same shape, started at the first failure), 'open' lets requests through, 'closed'
+ * refuses them. While stale, direct checks do not each wait: one at a time asks Redis, the
+ * others decide by the policy at once. Bad input and a refused shape are errors, never a policy
+ * decision.
  */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { type GcraGrid, gcraGrid } from '../limits/gcra.js';
@@ -21,10 +37,20 @@ import {
   gcraDecision,
   type RateLimitAlgorithm,
   type RateLimitDecision,
+  RateLimiter,
   slidingDecision,
 } from '../limits/rate-limiter.js';
 import { checkClock } from '../limits/windows.js';
+import { clamp } from './delta.js';
+import { LocalFirstWindows } from './local-first-windows.js';
 import { heldShape, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import {
+  checkStalePolicy,
+  Staleness,
+  type StalePolicy,
+  type SyncStatus,
+  withDeadline,
+} from './staleness.js';
 
 export interface RedisRateLimiterOptions extends PlaceOptions {
   /** Requests per window per key: an integer >= 1. */
@@ -37,11 +63,31 @@ export interface RedisRateLimiterOptions extends PlaceOptions {
   burst?: number;
   /** The clock, in milliseconds. Default Date.now. */
   now?: () => number;
+  /** Decide in process, syncing with Redis every `syncMs` (sliding window only). */
+  localFirst?: { syncMs?: number };
+  /**
+   * How long Redis may take to answer a check (direct) or a sync (local-first) before the
+   * limiter goes stale. Default 1000 ms (local-first: 4 * syncMs, at least 1000).
+   */
+  timeoutMs?: number;
+  /** What to decide while stale: 'local' (default), 'open' or 'closed'. */
+  onStale?: StalePolicy;
 }
 
-const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'limit', 'windowMs', 'algorithm', 'burst', 'now'];
+const OPTION_NAMES = [
+  ...PLACE_OPTION_NAMES,
+  'limit',
+  'windowMs',
+  'algorithm',
+  'burst',
+  'now',
+  'localFirst',
+  'timeoutMs',
+  'onStale',
+];
+const SATURATED = 0x7fffffff;
 
-export class RedisRateLimiter {
+export class RedisRateLimiter extends EventEmitter {
   readonly name: string;
   readonly limit: number;
   readonly windowMs: number;
@@ -50,28 +96,67 @@ export class RedisRateLimiter {
   readonly burst: number;
   readonly width: number;
   readonly depth: number;
+  readonly timeoutMs: number;
+  readonly onStale: StalePolicy;
+  /** Milliseconds between syncs (local-first), or null (direct). */
+  readonly syncMs: number | null;
   private readonly place: SketchPlace;
   private readonly now: () => number;
   /** gcra's time grid, or null for the sliding window. */
   private readonly grid: GcraGrid | null;
   /** A window's (gcra: an era's) length, in ms: Redis holds one string per span. */
   private readonly spanMs: number;
+  private readonly staleness = new Staleness(this);
+  /** Local-first only: the windows in process memory. */
+  private readonly windows: LocalFirstWindows | null;
+  private readonly timer: NodeJS.Timeout | null;
+  private syncing: Promise<void> | null = null;
+  /** Direct mode, stale, 'local': decides while Redis is away. */
+  private insurance: RateLimiter | null = null;
+  /** Direct mode, stale: whether a check is asking Redis whether it is back. */
+  private probing = false;
+  private readonly options: RedisRateLimiterOptions;
 
   constructor(options: RedisRateLimiterOptions) {
+    super();
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with redis, name, secret, limit and windowMs', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { limit, windowMs, algorithm, burst, now, ...where } = options;
-    this.limit = integerIn('limit', limit, 1, 0x7fffffff);
+    const { limit, windowMs, algorithm, burst, now, localFirst, timeoutMs, onStale, ...where } =
+      options;
+    this.options = options;
+    this.limit = integerIn('limit', limit, 1, SATURATED);
     this.windowMs = checkWindowMs(windowMs);
     this.algorithm = checkAlgorithm(algorithm);
     if (this.algorithm !== 'gcra' && burst !== undefined) {
       throw new RangeError("burst applies to algorithm 'gcra' only; the sliding window has none");
     }
-    this.burst = integerIn('burst', burst ?? this.limit, 1, 0x7fffffff);
+    this.burst = integerIn('burst', burst ?? this.limit, 1, SATURATED);
     this.grid = this.algorithm === 'gcra' ? gcraGrid(this.limit, this.windowMs, this.burst) : null;
     this.spanMs = this.grid === null ? this.windowMs : this.grid.eraMs;
+    this.onStale = checkStalePolicy(onStale);
+    if (localFirst !== undefined) {
+      if (localFirst === null || typeof localFirst !== 'object') {
+        throw typeError('localFirst', 'an object { syncMs }', localFirst);
+      }
+      checkOptionNames('localFirst', localFirst, ['syncMs']);
+      if (this.grid !== null) {
+        throw new RangeError(
+          "localFirst runs the sliding window only: gcra's cells hold times, which processes " +
+            'cannot add up (use algorithm sliding-window, or gcra without localFirst)',
+        );
+      }
+      this.syncMs = integerIn('localFirst.syncMs', localFirst.syncMs ?? 100, 1, 3_600_000);
+    } else {
+      this.syncMs = null;
+    }
+    const defaultTimeoutMs =
+      this.syncMs === null ? 1000 : Math.min(3_600_000, Math.max(1000, 4 * this.syncMs));
+    this.timeoutMs = integerIn('timeoutMs', timeoutMs ?? defaultTimeoutMs, 1, 3_600_000);
+    // One rule name for both modes: a direct and a local-first limiter of the same name share
+    // windows (conservative raises and plain adds both keep every cell at or above each of its
+    // keys' counts).
     const rule =
       this.grid === null
         ? `sliding_${this.limit}_${this.windowMs}`
@@ -82,6 +167,25 @@ export class RedisRateLimiter {
     this.width = place.width;
     this.depth = place.depth;
     this.now = checkClock(now);
+    if (this.syncMs !== null) {
+      const pushed = place.key(`pushed:${randomUUID()}`);
+      this.windows = new LocalFirstWindows(place, this.windowMs, this.now, pushed);
+      this.timer = setInterval(() => void this.flush().catch(() => {}), this.syncMs);
+      this.timer.unref();
+    } else {
+      this.windows = null;
+      this.timer = null;
+    }
+  }
+
+  /** Whether Redis answered last time, when, and the failure if not. */
+  get status(): SyncStatus {
+    return this.staleness.status;
+  }
+
+  /** Bytes this limiter holds in Redis: two windows of cells. */
+  get redisBytes(): number {
+    return 2 * 4 * this.width * this.depth;
   }
 
   /** A shape refusal in the limiter's words; other errors as they are. */
@@ -99,9 +203,11 @@ export class RedisRateLimiter {
 
   /**
    * Decides a request of `cost` (default 1) for `key` and counts it if it passes: the decision
-   * object of RateLimiter.check. A cost of 0 counts nothing.
+   * object of RateLimiter.check. A cost of 0 counts nothing. Local-first, it resolves without
+   * waiting for Redis (`checkLocal` is the same, synchronous).
    */
   async check(key: Key, cost = 1): Promise<RateLimitDecision> {
+    if (this.windows !== null) return this.checkLocal(key, cost);
     checkCount('cost', cost, 0);
     const place = this.place;
     const cells = place.cellsOf(key);
@@ -109,7 +215,27 @@ export class RedisRateLimiter {
     if (typeof time !== 'number' || time - time !== 0) {
       throw typeError('now()', 'a finite number of milliseconds', time);
     }
-    const { spanMs, grid, limit } = this;
+    // While stale, one check at a time asks Redis (a probe); the others decide at once, so
+    // that a Redis that is away or paused does not hold every request for timeoutMs.
+    const stale = this.staleness.stale;
+    if (stale && this.probing) return this.staleDecision(key, cost);
+    this.probing = stale;
+    try {
+      const decision = await withDeadline(this.decide(cells, time, cost), this.timeoutMs);
+      this.staleness.synced();
+      return decision;
+    } catch (error) {
+      if (error instanceof RangeError || error instanceof TypeError) throw error;
+      this.staleness.failed(error);
+      return this.staleDecision(key, cost);
+    } finally {
+      if (stale) this.probing = false;
+    }
+  }
+
+  /** The check in Redis: one script, the decision from what it found. */
+  private async decide(cells: number[], time: number, cost: number): Promise<RateLimitDecision> {
+    const { spanMs, grid, limit, place } = this;
     const window = Math.floor(time / spanMs);
     const elapsed = time - window * spanMs;
     // The shape is checked once, before the first check; the script does not check it again.
@@ -157,5 +283,105 @@ export class RedisRateLimiter {
       tat = allowed ? found : found - amount;
     }
     return gcraDecision(grid, limit, this.burst, tat, nowTicks, cost, allowed);
+  }
+
+  /** Direct mode, Redis away: the decision `onStale` asks for. */
+  private staleDecision(key: Key, cost: number): RateLimitDecision {
+    if (this.onStale === 'local') {
+      if (this.insurance === null) {
+        const { redis, name, localFirst, timeoutMs, onStale, ...shape } = this.options;
+        this.insurance = new RateLimiter(shape);
+      }
+      return this.insurance.check(key, cost);
+    }
+    return this.policyDecision(this.onStale === 'open', cost);
+  }
+
+  /** 'open' or 'closed': the decision without a count behind it. */
+  private policyDecision(open: boolean, cost: number): RateLimitDecision {
+    const limit = this.limit;
+    return {
+      allowed: open,
+      limit,
+      remaining: open ? limit : 0,
+      resetMs: 0,
+      retryAfterMs: open ? 0 : cost > this.burst ? Number.POSITIVE_INFINITY : this.timeoutMs,
+    };
+  }
+
+  /**
+   * Local-first only: the decision from process memory (the last snapshot of the fleet's
+   * windows and this process's own counts), synchronous; the request is counted here if it
+   * passes and pushed by the next sync.
+   */
+  checkLocal(key: Key, cost = 1): RateLimitDecision {
+    const windows = this.windows;
+    if (windows === null) {
+      throw new TypeError('checkLocal needs the limiter made with localFirst: { syncMs }');
+    }
+    checkCount('cost', cost, 0);
+    windows.advance();
+    const cells = this.place.cellsInPlace(key);
+    const depth = this.depth;
+    const { previous: before, current: now, previousDelta, currentDelta } = windows;
+    let previous = SATURATED;
+    let current = SATURATED;
+    for (let row = 0; row < depth; row++) {
+      const cell = cells[row];
+      const was = clamp(before[cell] + previousDelta.at(cell));
+      if (was < previous) previous = was;
+      const is = clamp(now[cell] + currentDelta.at(cell));
+      if (is < current) current = is;
+    }
+    const limit = this.limit;
+    const windowMs = this.windowMs;
+    const elapsed = windows.time - windows.start;
+    const ceiling = Math.floor(limit - previous * (1 - elapsed / windowMs));
+    let allowed = current + cost <= ceiling;
+    if (this.staleness.stale && this.onStale !== 'local') {
+      if (this.onStale === 'closed') return this.policyDecision(false, cost);
+      allowed = cost <= limit;
+    }
+    let count = current;
+    if (allowed && cost > 0) {
+      currentDelta.add(cells, depth, cost);
+      count = Math.min(SATURATED, current + cost);
+    }
+    return slidingDecision(limit, windowMs, previous, count, cost, allowed, ceiling, elapsed);
+  }
+
+  /**
+   * Local-first: pushes this process's counts and pulls the fleet's, once; rejects when Redis
+   * fails or does not answer within `timeoutMs` (the counts stay, for the next sync). A sync
+   * already running is joined. Direct: resolves at once.
+   */
+  flush(): Promise<void> {
+    const windows = this.windows;
+    if (windows === null) return Promise.resolve();
+    if (this.syncing === null) {
+      this.syncing = this.place
+        .checkShape((error) => this.refusal(error))
+        .then(() => windows.sync(this.timeoutMs))
+        .then(
+          () => this.staleness.synced(),
+          (error) => {
+            this.staleness.failed(error);
+            throw error;
+          },
+        )
+        .finally(() => {
+          this.syncing = null;
+        });
+    }
+    return this.syncing;
+  }
+
+  /** Stops the sync timer and pushes what is left (local-first; rejects if Redis cannot). */
+  async close(): Promise<void> {
+    if (this.timer === null) return;
+    clearInterval(this.timer);
+    await this.flush();
+    const windows = this.windows as LocalFirstWindows;
+    if (windows.currentDelta.unsent || windows.previousDelta.unsent) await this.flush();
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Whether a process's view of Redis is fresh, for whoever reads it (status) and listens (events):
- * 'stale' once when a sync or check fails or is not answered in time, 'sync' when Redis answers
- * again. One copy for the local-first sketch and the limiters.
+ * 'stale' once when a sync or check fails or is not answered in time, 'sync' once when Redis
+ * answers again. One copy for the local-first sketch and the limiters.
  */
 import type { EventEmitter } from 'node:events';
 
@@ -38,9 +38,11 @@ export class Staleness {
     if (!wasStale) this.emitter.emit('stale', reason);
   }
 
+  /** Redis answered: 'sync' if the view was stale. */
   synced(): void {
+    const wasStale = this.state.stale;
     this.state = { stale: false, lastSyncAt: Date.now(), error: null };
-    this.emitter.emit('sync');
+    if (wasStale) this.emitter.emit('sync');
   }
 }
 

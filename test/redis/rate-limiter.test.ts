@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
@@ -156,3 +157,56 @@ test('another limit or secret under the same name is refused; bad options are na
     { name: 'RangeError', message: /cost/ },
   );
 });
+
+test('Redis gone, direct mode: checks resolve by the policy within timeoutMs, one probe at a time; the events; back when Redis is', async () => {
+  const own = await RedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
+  // A client that queues commands while it reconnects (ioredis's default): the case that hangs
+  // other limiters.
+  const redis = own.client({ maxRetriesPerRequest: null });
+  redis.on('error', () => {});
+  const options = { redis, secret, limit: 3, windowMs: 3_600_000, timeoutMs: 200 };
+  const local = new RedisRateLimiter({ name: 'gone', ...options });
+  const closed = new RedisRateLimiter({ name: 'gone', ...options, onStale: 'closed' });
+  const open = new RedisRateLimiter({ name: 'gone', ...options, onStale: 'open' });
+  try {
+    assert.equal((await local.check('a')).allowed, true);
+    await own.stop('SIGKILL');
+    const stale = once(local, 'stale');
+    const started = Date.now();
+    // 'local': a local limiter of the same shape decides, from the first failure on.
+    const decisions = await Promise.all(Array.from({ length: 5 }, () => local.check('a')));
+    assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
+    await stale;
+    assert.equal(local.status.stale, true);
+    assert.equal(decisions.filter((d) => d.allowed).length, 3);
+    assert.equal((await closed.check('b')).allowed, false);
+    assert.equal((await open.check('b', 3)).allowed, true);
+    // While stale, checks other than the probe decide at once.
+    const probe = local.check('c');
+    const quick = Date.now();
+    await local.check('c');
+    assert.ok(Date.now() - quick < 100, `a check waited ${Date.now() - quick} ms behind the probe`);
+    await probe;
+    await own.restart();
+    const synced = once(local, 'sync');
+    await until(async () => {
+      await local.check('d', 0);
+      return !local.status.stale;
+    }, 'Redis back');
+    await synced;
+    // Redis kept its count of a (AOF); checks that timed out in the client's offline queue may
+    // have run on reconnecting, and count too: more, never less.
+    assert.ok((await local.check('a', 0)).remaining <= 2, 'Redis kept its own count of a');
+  } finally {
+    redis.disconnect();
+    await own.stop();
+  }
+});
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let tries = 0; tries < 100; tries++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { after, before, test } from 'node:test';
+import fc from 'fast-check';
+import type { Redis } from 'ioredis';
+import { RedisRateLimiter } from '../../src/redis/index.js';
+import { RedisServer } from '../helpers/redis.js';
+
+const secret = new Uint8Array(16).fill(50);
+let server: RedisServer;
+let clients: Redis[];
+let names = 0;
+
+before(async () => {
+  server = await RedisServer.start();
+  clients = [server.client(), server.client(), server.client()];
+});
+
+after(async () => {
+  for (const client of clients) client.disconnect();
+  await server.stop();
+});
+
+/** Waits until `check` holds, polling. */
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let tries = 0; tries < 100; tries++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+test('local-first: checks never touch Redis; a fleet that syncs between checks keeps every key within limit per aligned window', async () => {
+  const step = fc.record({
+    key: fc.integer({ min: 0, max: 20 }),
+    cost: fc.integer({ min: 0, max: 3 }),
+    process: fc.integer({ min: 0, max: 1 }),
+    advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 400 })),
+  });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(step, { maxLength: 60 }),
+      fc.integer({ min: 1, max: 5 }),
+      async (steps, limit) => {
+        let now = 2_000_000_000 + 11;
+        const options = {
+          name: `fleet-${process.pid}-${names++}`,
+          secret,
+          width: 8,
+          depth: 2,
+          limit,
+          windowMs: 1000,
+          now: () => now,
+          localFirst: { syncMs: 3_600_000 },
+        };
+        const fleet = [0, 1].map((i) => new RedisRateLimiter({ redis: clients[i], ...options }));
+        // What passed, per key and aligned window, over the whole fleet.
+        const passed = new Map<string, number>();
+        for (const { key, cost, process: p, advance } of steps) {
+          now += advance;
+          const decision = fleet[p].checkLocal(`k${key}`, cost);
+          if (decision.allowed && cost > 0) {
+            const at = `${key}@${Math.floor(now / 1000)}`;
+            passed.set(at, (passed.get(at) ?? 0) + cost);
+            assert.ok((passed.get(at) as number) <= limit, `${at} passed ${passed.get(at)}`);
+          }
+          // Both push and pull before the next check: the fleet then decides as one limiter.
+          await fleet[p].flush();
+          await fleet[1 - p].flush();
+        }
+        await Promise.all(fleet.map((limiter) => limiter.close()));
+      },
+    ),
+    { numRuns: 40 },
+  );
+});
+
+test('local-first: thousands of checks, no Redis command until the sync; one sync carries them all', async () => {
+  const limiter = new RedisRateLimiter({
+    redis: clients[0],
+    name: `quiet-${process.pid}`,
+    secret,
+    limit: 1_000_000,
+    windowMs: 60_000,
+    localFirst: { syncMs: 3_600_000 },
+  });
+  const stats = async () =>
+    Number(/total_commands_processed:(\d+)/.exec(await clients[2].info('stats'))?.[1]);
+  const first = await stats();
+  for (let i = 0; i < 5000; i++)
+    assert.equal(limiter.checkLocal(`client-${i % 100}`).allowed, true);
+  const second = await stats();
+  assert.equal(second - first, 1, 'only the INFO call itself');
+  await limiter.flush();
+  // Another process, in direct mode, reads the same windows.
+  const direct = new RedisRateLimiter({
+    redis: clients[1],
+    name: `quiet-${process.pid}`,
+    secret,
+    limit: 1_000_000,
+    windowMs: 60_000,
+  });
+  const seen = await direct.check('client-7', 0);
+  assert.ok(1_000_000 - seen.remaining >= 50, `client-7 counted ${1_000_000 - seen.remaining}`);
+  await limiter.close();
+});
+
+test('local-first with Redis gone: checks answer at once, never throw; stale, the event, the policy; counts reach Redis once it is back', async () => {
+  const own = await RedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
+  const redis = own.client({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  redis.on('error', () => {});
+  if (redis.status !== 'ready') await once(redis, 'ready');
+  const options = {
+    secret,
+    width: 64,
+    depth: 3,
+    limit: 1000,
+    windowMs: 3_600_000,
+    localFirst: { syncMs: 3_600_000 },
+    timeoutMs: 300,
+  };
+  const local = new RedisRateLimiter({ redis, name: 'away', ...options });
+  const closed = new RedisRateLimiter({ redis, name: 'away', ...options, onStale: 'closed' });
+  const open = new RedisRateLimiter({ redis, name: 'away', ...options, onStale: 'open' });
+  try {
+    for (let i = 0; i < 30; i++) local.checkLocal('hot');
+    await local.flush();
+    await own.stop('SIGKILL');
+    const stale = once(local, 'stale');
+    for (let i = 0; i < 30; i++) assert.equal(local.checkLocal('hot').allowed, true);
+    await assert.rejects(local.flush());
+    await stale;
+    assert.equal(local.status.stale, true);
+    assert.ok(local.status.error instanceof Error);
+    // 'local' goes on deciding from what this process knows: 60 of 1000 used.
+    assert.equal(local.checkLocal('hot', 0).remaining, 940);
+    await assert.rejects(closed.flush());
+    await assert.rejects(open.flush());
+    assert.equal(closed.checkLocal('fresh').allowed, false);
+    assert.equal(open.checkLocal('hot', 100).allowed, true);
+    await own.restart();
+    await until(() => redis.status === 'ready', 'the client to reconnect');
+    const synced = once(local, 'sync');
+    await local.flush();
+    await synced;
+    assert.equal(local.status.stale, false);
+    await open.flush();
+    const { localFirst, ...direct } = options;
+    const reader = new RedisRateLimiter({ redis, name: 'away', ...direct });
+    // Redis holds 60 from 'local' (30 before the kill, 30 while away) and the 100 that 'open'
+    // let through while stale, each counted once; 'closed' counted nothing.
+    assert.equal((await reader.check('hot', 0)).remaining, 1000 - 160);
+    assert.equal((await reader.check('fresh', 0)).remaining, 1000);
+  } finally {
+    await Promise.all([local, closed, open].map((l) => l.close().catch(() => {})));
+    redis.disconnect();
+    await own.stop();
+  }
+});
