@@ -10,5 +10,6 @@
 export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from './local-first.js';
 export type { PlaceOptions, RedisClient } from './place.js';
 export { type RedisCountMinOptions, RedisCountMinSketch } from './redis-count-min.js';
+export { RedisInflight, RedisInflightGuard, type RedisInflightOptions } from './redis-inflight.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 export type { StalePolicy, SyncStatus } from './staleness.js';

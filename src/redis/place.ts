@@ -10,7 +10,14 @@ import { typeError } from '../errors.js';
 import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
 import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
 import { resolveDimensions } from '../sketch/dimensions.js';
-import { ADD_SCRIPT, PUSH_SCRIPT, RAISE_SCRIPT, SHAPE_SCRIPT, WINDOW_SCRIPT } from './scripts.js';
+import {
+  ADD_SCRIPT,
+  INFLIGHT_SCRIPT,
+  PUSH_SCRIPT,
+  RAISE_SCRIPT,
+  SHAPE_SCRIPT,
+  WINDOW_SCRIPT,
+} from './scripts.js';
 
 /** The local sketch's multiply-shift, in the same doubles (see sketch/count-min.ts). */
 const INV_2_32 = 1 / 4294967296;
@@ -63,6 +70,13 @@ interface HotcountCommands {
     pushed: string,
     ...args: (string | number)[]
   ): Promise<Buffer>;
+  hotcountInflight(
+    cells: string,
+    header: string,
+    leases: string,
+    guards: string,
+    ...args: (string | number)[]
+  ): Promise<[number, number]>;
   hotcountPushWindowBuffer(
     cells: string,
     header: string,
@@ -82,6 +96,7 @@ function commands(redis: RedisClient): RedisClient & HotcountCommands {
     redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
     redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
     redis.defineCommand('hotcountPushWindow', { numberOfKeys: 4, lua: PUSH_SCRIPT });
+    redis.defineCommand('hotcountInflight', { numberOfKeys: 4, lua: INFLIGHT_SCRIPT });
     redis.defineCommand('hotcountWindow', { numberOfKeys: 3, lua: WINDOW_SCRIPT });
     defined.add(redis);
   }

@@ -179,3 +179,73 @@ if target <= ceiling then
 end
 return { target, previous, ceiling, floor }
 `;
+
+/**
+ * Inflight across processes (redis-inflight.ts). KEYS[1] the counts (plain cells), KEYS[2] the
+ * header, KEYS[3] the leases (a sorted set: process id -> when its lease ends, by Redis's
+ * clock), KEYS[4] the calling process's guards (a hash: guard id -> "n cell cell ..."). ARGV[1]
+ * the shape, ARGV[2] the operation ('a' acquire, 'r' release, 'e' estimate, 'l' lease), ARGV[3]
+ * the process id, ARGV[4] the lease in ms, ARGV[5] the guard id, ARGV[6] n, ARGV[7] the limit
+ * (0: none), ARGV[8] the prefix of every process's guards key, ARGV[9..] the key's cells.
+ *
+ * First, every process whose lease has ended is reaped: each of its guards is given back and
+ * its records deleted (its keys share the hash tag, so the slot, of the caller's). Then the
+ * operation, atomic: acquire checks the limit and adds in one step, and records the guard; a
+ * guard already recorded (a retry whose first reply was lost) is not added again; release gives
+ * back a recorded guard and deletes the record, once (a release of a guard reaped or released
+ * does nothing). Returns { 1 if acquired or released (else 0), the key's estimate }.
+ */
+export const INFLIGHT_SCRIPT = `${SHAPE_CHECK}
+local function parse(record)
+  local cells = {}
+  local n = nil
+  for word in string.gmatch(record, '%S+') do
+    if n == nil then n = tonumber(word) else cells[#cells + 1] = word end
+  end
+  return n, cells
+end
+local function give_back(record)
+  local n, cells = parse(record)
+  local amounts = {}
+  for i = 1, #cells do amounts[i] = -n end
+  add_cells(KEYS[1], cells, amounts, 1, #cells)
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+for _, pid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  local guards = ARGV[8] .. pid
+  for _, record in ipairs(redis.call('HVALS', guards)) do give_back(record) end
+  redis.call('DEL', guards)
+  redis.call('ZREM', KEYS[3], pid)
+end
+local op = ARGV[2]
+if op ~= 'e' then redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[3]) end
+local cells = {}
+for i = 9, #ARGV do cells[#cells + 1] = ARGV[i] end
+local done = 0
+if op == 'a' then
+  local n = tonumber(ARGV[6])
+  local limit = tonumber(ARGV[7])
+  if redis.call('HEXISTS', KEYS[4], ARGV[5]) == 1 then
+    done = 1
+  else
+    local estimate = least(redis.call('BITFIELD_RO', KEYS[1], unpack(reads(cells, 1, #cells))))
+    if limit == 0 or estimate + n <= limit then
+      local amounts = {}
+      for i = 1, #cells do amounts[i] = n end
+      add_cells(KEYS[1], cells, amounts, 1, #cells)
+      redis.call('HSET', KEYS[4], ARGV[5], n .. ' ' .. table.concat(cells, ' '))
+      done = 1
+    end
+  end
+elseif op == 'r' then
+  local record = redis.call('HGET', KEYS[4], ARGV[5])
+  if record then
+    give_back(record)
+    redis.call('HDEL', KEYS[4], ARGV[5])
+    done = 1
+  end
+end
+if #cells == 0 then return { done, 0 } end
+return { done, least(redis.call('BITFIELD_RO', KEYS[1], unpack(reads(cells, 1, #cells)))) }
+`;
