@@ -15,6 +15,7 @@ export {
 export type { LimitSketchOptions } from './limits/options.js';
 export { Rate, type RateComponents, type RateOptions } from './limits/rate.js';
 export {
+  type RateDecider,
   type RateLimitAlgorithm,
   type RateLimitDecision,
   RateLimiter,

@@ -11,7 +11,12 @@ import { parseArgs } from 'node:util';
 import { createAdminServer } from '../proxy/admin.js';
 import { createDemoUpstream } from '../proxy/demo-upstream.js';
 import { parseDuration, parseRate } from '../proxy/duration.js';
-import { LimitingProxy, type ProxyLimitOptions, type ProxyOptions } from '../proxy/proxy.js';
+import {
+  LimitingProxy,
+  type ProxyLimitOptions,
+  type ProxyOptions,
+  type RateLimiterSpec,
+} from '../proxy/proxy.js';
 import { InputError, reason, UsageError } from './errors.js';
 
 export const PROXY_USAGE = `Usage: hotcount proxy --upstream http://HOST:PORT [options]
@@ -35,12 +40,19 @@ Options:
                          "burst", "inflight" }] }; flags override it
   --timeout DURATION     how long the upstream may stay silent before a 504 (default 30s)
   --grace DURATION       on SIGTERM, how long requests in progress may take (default 10s)
+  --redis URL            share the rate limits with every proxy given the same URL, limits and
+                         secret (environment HOTCOUNT_SECRET, at least 16 bytes): each decides
+                         in process and syncs with Redis (redis://HOST:PORT); inflight limits
+                         stay per process
+  --sync DURATION        with --redis, how often each proxy syncs (default 50ms)
   --demo                 put a built-in demo upstream behind the proxy, with example limits
   -h, --help             this help
 `;
 
 export interface ProxyRun {
   options: ProxyOptions | null;
+  /** --redis: where the fleet's limits live, the fleet's secret and how often to sync. */
+  redis: { url: string; secret: Uint8Array; syncMs: number } | null;
   listen: Address;
   admin: Address | null;
   graceMs: number;
@@ -130,7 +142,7 @@ export function parseProxyArgs(args: string[]): ProxyRun {
   const adminText = pick(values.admin, 'admin') ?? (demo ? '9090' : undefined);
   const admin = adminText === undefined ? null : parseAddress('--admin', adminText);
   const graceMs = wrap(() => parseDuration('--grace', pick(values.grace, 'grace') ?? '10s'));
-  if (help) return { options: null, listen, admin, graceMs, demo, help };
+  if (help) return { options: null, redis: null, listen, admin, graceMs, demo, help };
 
   const flagLimit: ProxyLimitOptions = {};
   if (values.rate !== undefined) {
@@ -184,7 +196,40 @@ export function parseProxyArgs(args: string[]): ProxyRun {
   }
   // Validates everything now, with the option named, before a port is bound.
   wrap(() => new LimitingProxy(options).server.close());
-  return { options, listen, admin, graceMs, demo, help };
+  const redis = fleetOf(values.redis, values.sync, options);
+  return { options, redis, listen, admin, graceMs, demo, help };
+}
+
+/** --redis and --sync, checked: the fleet's Redis, secret and sync interval, or null. */
+function fleetOf(url: string | undefined, sync: string | undefined, options: ProxyOptions) {
+  if (url === undefined) {
+    if (sync !== undefined) throw new UsageError('--sync needs --redis');
+    return null;
+  }
+  if (!/^rediss?:\/\/[^\s]+$/.test(url)) {
+    throw new UsageError(`--redis must be a URL such as redis://127.0.0.1:6379; received '${url}'`);
+  }
+  const text = process.env.HOTCOUNT_SECRET;
+  const secret = text === undefined ? null : new TextEncoder().encode(text);
+  if (secret === null || secret.length < 16) {
+    throw new UsageError(
+      "--redis needs the fleet's secret in the environment variable HOTCOUNT_SECRET (at least 16 bytes, the same for every proxy): it keys the hashing, so that clients cannot aim at collisions",
+    );
+  }
+  if ((options.limits ?? []).some((limit) => limit.algorithm === 'gcra')) {
+    throw new UsageError(
+      '--redis shares sliding-window rates only: gcra needs an atomic step per request in Redis',
+    );
+  }
+  let syncMs = 50;
+  if (sync !== undefined) {
+    try {
+      syncMs = parseDuration('--sync', sync);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  return { url, secret, syncMs };
 }
 
 function parse(args: string[]) {
@@ -203,6 +248,8 @@ function parse(args: string[]) {
       config: { type: 'string' },
       timeout: { type: 'string' },
       grace: { type: 'string' },
+      redis: { type: 'string' },
+      sync: { type: 'string' },
       demo: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -250,6 +297,56 @@ function describeLimit(proxy: LimitingProxy): string[] {
   });
 }
 
+/**
+ * The fleet's Redis: a client (ioredis, an optional peer: imported only here) and a maker of
+ * local-first rate limiters named after the proxy's limits, so that proxies with the same limits
+ * share them.
+ */
+async function connectFleet(fleet: NonNullable<ProxyRun['redis']>, options: ProxyOptions) {
+  let Redis: typeof import('ioredis').Redis;
+  let redis: typeof import('../redis/index.js');
+  try {
+    ({ Redis } = await import('ioredis'));
+    redis = await import('../redis/index.js');
+  } catch (error) {
+    throw new InputError(
+      `--redis needs the ioredis package (npm install ioredis): ${reason(error)}`,
+    );
+  }
+  const client = new Redis(fleet.url);
+  // The limiters go stale and say so; the client's errors must not end the process.
+  client.on('error', () => {});
+  const made: InstanceType<typeof redis.RedisRateLimiter>[] = [];
+  const { width, depth, epsilon, delta } = options;
+  const make = (spec: RateLimiterSpec) => {
+    const limiter = new redis.RedisRateLimiter({
+      redis: client,
+      name: `proxy:${spec.name}`,
+      secret: fleet.secret,
+      limit: spec.limit,
+      windowMs: spec.windowMs,
+      ...(width === undefined ? {} : { width }),
+      ...(depth === undefined ? {} : { depth }),
+      ...(epsilon === undefined ? {} : { epsilon }),
+      ...(delta === undefined ? {} : { delta }),
+      localFirst: { syncMs: fleet.syncMs },
+    });
+    limiter.on('stale', (error: Error) =>
+      process.stderr.write(
+        `hotcount proxy: Redis away (${error.message}); deciding from what this proxy knows\n`,
+      ),
+    );
+    limiter.on('sync', () => process.stderr.write('hotcount proxy: Redis is back\n'));
+    made.push(limiter);
+    return limiter.local;
+  };
+  const close = async () => {
+    await Promise.all(made.map((limiter) => limiter.close().catch(() => {})));
+    client.disconnect();
+  };
+  return { make, close };
+}
+
 /** Runs the proxy until SIGTERM or SIGINT, then shuts down gracefully. */
 export async function runProxy(run: ProxyRun): Promise<void> {
   const options = run.options as ProxyOptions;
@@ -263,7 +360,10 @@ export async function runProxy(run: ProxyRun): Promise<void> {
       false,
     );
   }
-  const proxy = new LimitingProxy(options);
+  const fleet = run.redis === null ? null : await connectFleet(run.redis, options);
+  const proxy = new LimitingProxy(
+    fleet === null ? options : { ...options, rateLimiter: fleet.make },
+  );
   const url = await listenOn(proxy.server, run.listen, 'the proxy', run.demo);
   const admin = run.admin === null ? null : createAdminServer(proxy);
   const adminUrl =
@@ -274,6 +374,11 @@ export async function runProxy(run: ProxyRun): Promise<void> {
     `hotcount proxy: ${url} -> ${run.demo ? 'the demo upstream ' : ''}${proxy.upstreamUrl}`,
     ...describeLimit(proxy),
   ];
+  if (run.redis !== null) {
+    lines.push(
+      `  rates shared through ${run.redis.url} (sync every ${run.redis.syncMs} ms); inflight limits per process`,
+    );
+  }
   if (adminUrl !== null)
     lines.push(
       `status page: ${adminUrl}/ (JSON: ${adminUrl}/status, Prometheus: ${adminUrl}/metrics)`,
@@ -301,6 +406,7 @@ export async function runProxy(run: ProxyRun): Promise<void> {
     process.once('SIGINT', () => stop('SIGINT'));
   });
   await proxy.close(run.graceMs);
+  if (fleet !== null) await fleet.close();
   // Then what served it: the demo upstream had to answer the requests let finish.
   for (const server of [admin, upstreamServer]) {
     if (server !== null)

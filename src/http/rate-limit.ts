@@ -10,6 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import {
   type Key,
+  type RateDecider,
   type RateLimitDecision,
   RateLimiter,
   type RateLimiterOptions,
@@ -27,9 +28,14 @@ export interface RateLimitOutcome {
 
 export interface RateLimitOptions extends RateLimiterOptions, LimitHttpOptions<RateLimitDecision> {}
 
+/** A rule's options with the limiter made elsewhere (the proxy's fleet mode). */
+export type RateLimitRuleOptions =
+  | RateLimitOptions
+  | (LimitHttpOptions<RateLimitDecision> & { limiter: RateDecider });
+
 /** A RateLimiter with its HTTP options: keys, skip, dryRun, the fields, the refusal. */
 export class RateLimitRule {
-  readonly limiter: RateLimiter;
+  readonly limiter: RateDecider;
   readonly name: string;
   /** Finds a request's key. */
   readonly key: KeyOf;
@@ -40,12 +46,15 @@ export class RateLimitRule {
   private readonly dryRun: boolean;
   private readonly policy: string;
 
-  constructor(options: RateLimitOptions) {
+  constructor(options: RateLimitRuleOptions) {
     const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
       RateLimitDecision,
-      RateLimitOptions
+      RateLimitRuleOptions
     >(options, 'an object with limit and windowMs', 'rate');
-    this.limiter = new RateLimiter(rest);
+    this.limiter =
+      'limiter' in rest
+        ? (rest.limiter as RateDecider)
+        : new RateLimiter(rest as RateLimiterOptions);
     this.name = name;
     this.key = key;
     this.skip = skip;
@@ -89,6 +98,7 @@ export class RateLimitRule {
 /** The middleware, and the limiter it decides with (for status pages and tests). */
 export function rateLimit(options: RateLimitOptions): Middleware & { limiter: RateLimiter } {
   const rule = new RateLimitRule(options);
+  const limiter = rule.limiter as RateLimiter;
   const middleware: Middleware = (req, res, next) => {
     let decided: ReturnType<RateLimitRule['decide']>;
     try {
@@ -107,5 +117,5 @@ export function rateLimit(options: RateLimitOptions): Middleware & { limiter: Ra
     }
     next();
   };
-  return Object.assign(middleware, { limiter: rule.limiter });
+  return Object.assign(middleware, { limiter });
 }

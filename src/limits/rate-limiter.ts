@@ -69,6 +69,24 @@ export interface RateLimitDecision {
   retryAfterMs: number;
 }
 
+/**
+ * What decides a rate limit synchronously: a RateLimiter, or a limiter elsewhere that answers
+ * from process memory (a local-first RedisRateLimiter's `local`). The HTTP middleware and the
+ * proxy decide with one.
+ */
+export interface RateDecider {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly algorithm: RateLimitAlgorithm;
+  readonly burst: number;
+  /** Bytes of process memory it decides from. */
+  readonly memoryBytes: number;
+  readonly dimensions: { width: number; depth: number; epsilon: number; delta: number };
+  /** How far above its true count a key's count may be (see RateLimiter), or null. */
+  readonly errorBound: number | null;
+  check(key: Key, cost?: number): RateLimitDecision;
+}
+
 /** What another thread needs to `attach` a shared RateLimiter; structured-cloneable. */
 export interface RateLimiterHandle {
   limit: number;
@@ -104,7 +122,7 @@ function limiterPurpose(limit: number, windowMs: number, algorithm: string, burs
   return algorithm === 'gcra' ? [3, limit, windowMs, burst] : [2, limit, windowMs];
 }
 
-export class RateLimiter {
+export class RateLimiter implements RateDecider {
   readonly limit: number;
   readonly windowMs: number;
   readonly algorithm: RateLimitAlgorithm;

@@ -28,7 +28,13 @@ import { InflightRule } from '../http/inflight-limit.js';
 import { fail } from '../http/middleware.js';
 import { RateLimitRule } from '../http/rate-limit.js';
 import { problemBody, type Refusal, refuse, setField } from '../http/responses.js';
-import { InflightGuard, type Key, type LimitSketchOptions } from '../index.js';
+import {
+  InflightGuard,
+  type Key,
+  type LimitSketchOptions,
+  type RateDecider,
+  type RateLimitAlgorithm,
+} from '../index.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 import { parseRate } from './duration.js';
 import {
@@ -64,6 +70,20 @@ export interface ProxyOptions extends Omit<LimitSketchOptions, 'shared'> {
   ipv6Prefix?: number;
   /** How long the upstream may stay silent before a 504. Default 30,000 ms. */
   timeoutMs?: number;
+  /**
+   * Makes the rate limiter of each limit that has a rate, instead of a local RateLimiter: for a
+   * fleet of proxies, a local-first RedisRateLimiter's `local` (see `hotcount proxy --redis`).
+   */
+  rateLimiter?: (limit: RateLimiterSpec) => RateDecider;
+}
+
+/** What a limit asks of its rate limiter. */
+export interface RateLimiterSpec {
+  name: string;
+  limit: number;
+  windowMs: number;
+  algorithm?: RateLimitAlgorithm;
+  burst?: number;
 }
 
 const OPTION_NAMES = [
@@ -72,6 +92,7 @@ const OPTION_NAMES = [
   'trustProxy',
   'ipv6Prefix',
   'timeoutMs',
+  'rateLimiter',
   ...UNSHARED_SKETCH_OPTION_NAMES,
 ];
 const LIMIT_NAMES = ['name', 'prefix', 'key', 'rate', 'algorithm', 'burst', 'inflight'];
@@ -89,8 +110,9 @@ export class ProxyLimit {
   constructor(
     options: ProxyLimitOptions,
     at: string,
-    shared: Omit<ProxyOptions, 'upstream' | 'limits' | 'timeoutMs'>,
+    shared: Omit<ProxyOptions, 'upstream' | 'limits' | 'timeoutMs' | 'rateLimiter'>,
     fallbackName: string,
+    rateLimiter: ProxyOptions['rateLimiter'],
   ) {
     if (options === null || typeof options !== 'object') throw typeError(at, 'an object', options);
     checkOptionNames(at, options, LIMIT_NAMES);
@@ -104,15 +126,24 @@ export class ProxyLimit {
     const common = { name: name ?? fallbackName, key, ...shared };
     const perWindow =
       rate === undefined ? null : typeof rate === 'string' ? parseRate(`${at}.rate`, rate) : rate;
-    this.rate =
-      perWindow === null
-        ? null
-        : new RateLimitRule({
-            ...common,
-            ...perWindow,
-            ...(algorithm === undefined ? {} : { algorithm }),
-            ...(burst === undefined ? {} : { burst }),
-          });
+    const how = {
+      ...(algorithm === undefined ? {} : { algorithm }),
+      ...(burst === undefined ? {} : { burst }),
+    };
+    if (perWindow === null) this.rate = null;
+    else if (rateLimiter === undefined) {
+      this.rate = new RateLimitRule({ ...common, ...perWindow, ...how });
+    } else {
+      const { trustProxy, ipv6Prefix } = shared;
+      const spec = { name: common.name, ...perWindow, ...how };
+      this.rate = new RateLimitRule({
+        name: common.name,
+        key,
+        trustProxy,
+        ipv6Prefix,
+        limiter: rateLimiter(spec),
+      });
+    }
     this.inflight =
       inflight === undefined
         ? null
@@ -165,7 +196,10 @@ export class LimitingProxy {
       throw typeError('options', 'an object with upstream', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { upstream, limits = [], timeoutMs = 30_000, ...shared } = options;
+    const { upstream, limits = [], timeoutMs = 30_000, rateLimiter, ...shared } = options;
+    if (rateLimiter !== undefined && typeof rateLimiter !== 'function') {
+      throw typeError('rateLimiter', 'a function', rateLimiter);
+    }
     this.upstream = parseUpstream(upstream);
     this.upstreamUrl = `http://${this.upstream.host}`;
     this.timeoutMs = integerIn('timeoutMs', timeoutMs, 1, 2 ** 31 - 1);
@@ -177,6 +211,7 @@ export class LimitingProxy {
           `limits[${i}]`,
           shared,
           limits.length === 1 ? 'proxy' : `limit-${i + 1}`,
+          rateLimiter,
         ),
     );
     const names = new Set(this.limits.map((limit) => limit.name));

@@ -35,6 +35,7 @@ import { checkWindowMs } from '../limits/rate.js';
 import {
   checkAlgorithm,
   gcraDecision,
+  type RateDecider,
   type RateLimitAlgorithm,
   type RateLimitDecision,
   RateLimiter,
@@ -181,6 +182,28 @@ export class RedisRateLimiter extends EventEmitter {
   /** Whether Redis answered last time, when, and the failure if not. */
   get status(): SyncStatus {
     return this.staleness.status;
+  }
+
+  /**
+   * Local-first only: this limiter as a synchronous RateDecider (`check` is `checkLocal`), for
+   * what decides with a RateLimiter (the HTTP middleware's rule, the proxy).
+   */
+  get local(): RateDecider {
+    if (this.windows === null) {
+      throw new TypeError('local needs the limiter made with localFirst: { syncMs }');
+    }
+    const { width, depth } = this;
+    return {
+      limit: this.limit,
+      windowMs: this.windowMs,
+      algorithm: this.algorithm,
+      burst: this.burst,
+      // Two snapshots and three deltas of two arrays each.
+      memoryBytes: 8 * 4 * width * depth,
+      dimensions: { width, depth, epsilon: Math.E / width, delta: Math.exp(-depth) },
+      errorBound: null,
+      check: (key: Key, cost = 1) => this.checkLocal(key, cost),
+    };
   }
 
   /** Bytes this limiter holds in Redis: two windows of cells. */

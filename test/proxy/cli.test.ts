@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -8,39 +7,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { listen } from '../helpers/http.js';
+import { runProxy, startProxy } from '../helpers/proxy-cli.js';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
-
-function run(args: string[]) {
-  return spawnSync(process.execPath, [MAIN, 'proxy', ...args], { encoding: 'utf8' });
-}
-
-/** Starts `hotcount proxy args`; resolves once it prints its URLs. */
-async function start(
-  args: string[],
-): Promise<{ child: ChildProcess; url: string; admin: string | null; out: () => string }> {
-  const child = spawn(process.execPath, [MAIN, 'proxy', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
-  while (
-    !/^hotcount proxy: (http:\S+)/m.test(out) ||
-    (args.includes('--admin') && !/status page/.test(out))
-  ) {
-    if (child.exitCode !== null) throw new Error(`the proxy exited: ${out}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const url = /^hotcount proxy: (http:\S+)/m.exec(out)?.[1] as string;
-  const admin = /status page: (http:\/\/[^/\s]+)/.exec(out)?.[1] ?? null;
-  return { child, url, admin, out: () => out };
-}
+const run = (args: string[]) => runProxy(args);
+const start = (args: string[]) => startProxy(args);
 
 test('usage errors exit 2 with one line naming the flag; --help exits 0', () => {
   const missing = run([]);

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { test } from 'node:test';
+import { listen } from '../helpers/http.js';
+import { runProxy, startProxy } from '../helpers/proxy-cli.js';
+import { RedisServer } from '../helpers/redis.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function get(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode as number));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const env = { ...process.env, HOTCOUNT_SECRET: 'the fleet shares this secret' };
+
+test('--redis needs the fleet secret, refuses gcra, and names a bad URL', () => {
+  const bare = { ...process.env };
+  delete bare.HOTCOUNT_SECRET;
+  const args = ['--upstream', 'http://127.0.0.1:1', '--rate', '5/1s'];
+  const missing = runProxy([...args, '--redis', 'redis://127.0.0.1:6379'], bare);
+  assert.equal(missing.status, 2);
+  assert.match(missing.stderr, /HOTCOUNT_SECRET/);
+  const url = runProxy([...args, '--redis', 'localhost'], env);
+  assert.equal(url.status, 2);
+  assert.match(url.stderr, /--redis must be a URL/);
+  const sync = runProxy([...args, '--sync', '10ms'], env);
+  assert.equal(sync.status, 2);
+  assert.match(sync.stderr, /--sync needs --redis/);
+});
+
+test('two proxies with --redis hold one global limit per key, within the stated overshoot bound', async (t) => {
+  const redis = await RedisServer.start();
+  const upstream = await listen((_req, res) => res.end('ok'));
+  const limit = 40;
+  const windowMs = 4000;
+  const syncMs = 50;
+  const args = [
+    '--upstream',
+    upstream.url,
+    '--listen',
+    '0',
+    '--rate',
+    `${limit}/${windowMs}ms`,
+    '--key',
+    'header:x-api-key',
+    '--redis',
+    redis.url,
+    '--sync',
+    `${syncMs}ms`,
+  ];
+  const proxies = [await startProxy(args, env), await startProxy(args, env)];
+  const client = redis.client();
+  try {
+    // One aligned window for the whole run: start just after a boundary.
+    while (Date.now() % windowMs > 100) await sleep(10);
+    const window = Math.floor(Date.now() / windowMs);
+    const headers = { 'x-api-key': `customer-${process.pid}` };
+    const sent = [0, 0];
+    const passed = [0, 0];
+    const started = Date.now();
+    // Each proxy sees about 100 requests a second for the key; two unshared proxies would
+    // pass 2 * limit between them.
+    await Promise.all(
+      proxies.map(async (proxy, i) => {
+        while (Date.now() - started < 3000) {
+          const status = await get(`${proxy.url}/`, headers);
+          assert.ok(status === 200 || status === 429, `status ${status}`);
+          sent[i]++;
+          if (status === 200) passed[i]++;
+          await sleep(10);
+        }
+      }),
+    );
+    const elapsedS = (Date.now() - started) / 1000;
+    assert.equal(Math.floor(Date.now() / windowMs), window, 'the run stayed in one window');
+    // The bound (README): each other process may have passed what it saw in 2 * syncMs plus a
+    // round trip, at its own rate r: (P - 1) * r * (2 * syncMs + RTT).
+    const pingStarted = performance.now();
+    await client.ping();
+    const rttMs = performance.now() - pingStarted;
+    const rate = Math.max(...sent) / elapsedS;
+    const bound = Math.ceil(rate * ((2 * syncMs + rttMs) / 1000));
+    const total = passed[0] + passed[1];
+    t.diagnostic(`passed ${total} (${passed.join(' + ')}) of ${sent[0] + sent[1]}; limit ${limit}, bound +${bound} at r ${rate.toFixed(0)}/s`);
+    assert.ok(total >= limit, `the fleet passed ${total}, below the limit ${limit}`);
+    assert.ok(
+      total <= limit + bound,
+      `the fleet passed ${total} (${passed.join(' + ')}): over ${limit} + ${bound} (r ${rate.toFixed(0)}/s)`,
+    );
+    assert.ok(total < 2 * limit, `the fleet passed ${total}: as if nothing were shared`);
+  } finally {
+    for (const proxy of proxies) {
+      proxy.child.kill('SIGTERM');
+      await once(proxy.child, 'exit');
+    }
+    client.disconnect();
+    upstream.server.close();
+    await redis.stop();
+  }
+});
