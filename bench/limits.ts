@@ -19,17 +19,17 @@ import type { LimiterMemoryCase, LimiterMemorySample } from './limits-memory-chi
 import {
   type AsyncCompetitor,
   type BenchOptions,
-  consume,
   formatBytes,
   formatNs,
   formatRange,
   formatRatio,
   median,
-  nowNs,
   type Row,
   ratiosOf,
   rotateAsync,
   roundsOf,
+  timedAwaited,
+  timedCalls,
 } from './measure.js';
 import { Prng } from './prng.js';
 import { feed, handoffCase, spawn } from './shared.js';
@@ -39,34 +39,6 @@ const LIMIT = 1_000_000;
 const WINDOW_MS = 60_000;
 const EVENTS = 1_000_000;
 const MEMORY_CHILD = fileURLToPath(new URL('./limits-memory-child.js', import.meta.url));
-
-/** A timed loop over the events: `call` on each event's key, summing what it returns. */
-function timed(keys: readonly string[], events: Int32Array, call: (key: string) => number) {
-  return (count: number): number => {
-    const t = nowNs();
-    let sum = 0;
-    for (let i = 0; i < count; i++) sum = (sum + call(keys[events[i]])) | 0;
-    const ns = nowNs() - t;
-    consume(sum);
-    return ns;
-  };
-}
-
-/** The same, awaiting each call. */
-function timedAsync(
-  keys: readonly string[],
-  events: Int32Array,
-  call: (key: string) => Promise<number>,
-) {
-  return async (count: number): Promise<number> => {
-    const t = nowNs();
-    let sum = 0;
-    for (let i = 0; i < count; i++) sum = (sum + (await call(keys[events[i]]))) | 0;
-    const ns = nowNs() - t;
-    consume(sum);
-    return ns;
-  };
-}
 
 /** "A: x ns, B: y ns" with spreads, for a ratio row. */
 function detail(rounds: Map<string, number[]>, names: readonly string[]): string {
@@ -119,12 +91,15 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
   store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
 
   const competitors: AsyncCompetitor[] = [
-    { name: 'check (sliding window)', run: timed(keys, events, (k) => sliding.check(k).remaining) },
-    { name: 'check (gcra)', run: timed(keys, events, (k) => gcra.check(k).remaining) },
-    { name: 'sketch.increment', run: timed(keys, events, (k) => sketch.increment(k)) },
+    {
+      name: 'check (sliding window)',
+      run: timedCalls(keys, events, (k) => sliding.check(k).remaining),
+    },
+    { name: 'check (gcra)', run: timedCalls(keys, events, (k) => gcra.check(k).remaining) },
+    { name: 'sketch.increment', run: timedCalls(keys, events, (k) => sketch.increment(k)) },
     {
       name: 'Inflight acquire + release',
-      run: timed(keys, events, (k) => {
+      run: timedCalls(keys, events, (k) => {
         const guard = inflight.acquire(k);
         guard.release();
         return guard.count;
@@ -132,11 +107,11 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
     },
     {
       name: 'RateLimiterMemory.consume',
-      run: timedAsync(keys, events, async (k) => (await flexible.consume(k)).remainingPoints),
+      run: timedAwaited(keys, events, async (k) => (await flexible.consume(k)).remainingPoints),
     },
     {
       name: 'MemoryStore.increment',
-      run: timedAsync(keys, events, async (k) => (await store.increment(k)).totalHits),
+      run: timedAwaited(keys, events, async (k) => (await store.increment(k)).totalHits),
     },
   ];
   const rounds = await rotateAsync(competitors, {

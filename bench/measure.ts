@@ -205,3 +205,35 @@ export function formatCount(n: number): string {
   if (n >= 1e3 && n % 1e3 === 0) return `${n / 1e3}k`;
   return String(n);
 }
+
+/** A timed loop over the events: `call` on each event's key, summing what it returns. */
+export function timedCalls(
+  keys: readonly string[],
+  events: Int32Array,
+  call: (key: string) => number,
+) {
+  return (count: number): number => {
+    const t = nowNs();
+    let sum = 0;
+    for (let i = 0; i < count; i++) sum = (sum + call(keys[events[i]])) | 0;
+    const ns = nowNs() - t;
+    consume(sum);
+    return ns;
+  };
+}
+
+/** The same, awaiting each call. */
+export function timedAwaited(
+  keys: readonly string[],
+  events: Int32Array,
+  call: (key: string) => Promise<number>,
+) {
+  return async (count: number): Promise<number> => {
+    const t = nowNs();
+    let sum = 0;
+    for (let i = 0; i < count; i++) sum = (sum + (await call(keys[events[i]]))) | 0;
+    const ns = nowNs() - t;
+    consume(sum);
+    return ns;
+  };
+}

@@ -7,9 +7,13 @@
  *   seed workload's 1M client addresses drawn uniformly; runs alternate, 5 rounds.
  * - Redis memory: `used_memory` on a flushed server, after 100k and after 1M distinct clients,
  *   one call each, once for each limiter.
+ * - local-first: `check` (awaited, 64 in flight) in the same rotation as the two above, and
+ *   `checkLocal` against a local-only RateLimiter.check in a loop of its own (redis-fleet.ts has
+ *   the fleet's rows: Redis commands per second, two proxies).
  */
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiter } from '../src/index.js';
 import { RedisRateLimiter } from '../src/redis/index.js';
 import { RedisServer } from '../test/helpers/redis.js';
 import {
@@ -20,9 +24,12 @@ import {
   median,
   type Row,
   ratiosOf,
+  rotate,
   rotateAsync,
+  timedCalls,
 } from './measure.js';
 import { Prng } from './prng.js';
+import { fleetRows } from './redis-fleet.js';
 import { ipKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
 
 const IN_FLIGHT = 64;
@@ -44,6 +51,54 @@ async function drive(call: Call, keys: string[], events: Int32Array, from: numbe
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   return Number(process.hrtime.bigint() - start);
+}
+
+/**
+ * 13.3: the local-first hot path against the local-only limiter, both synchronous, over the
+ * same events (1M client addresses), in rotation. The loops hold the thread, so the local-first
+ * limiter syncs between runs, not during them (its sync is a timer's work, off the hot path).
+ */
+function localFirstRow(
+  options: BenchOptions,
+  keys: string[],
+  events: Int32Array,
+  secret: Uint8Array,
+  redis: Redis,
+): Row {
+  const localOnly = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS, secret });
+  const localFirst = new RedisRateLimiter({
+    redis,
+    name: 'bench-local-first-sync',
+    secret,
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+    localFirst: { syncMs: 50 },
+  });
+  const rounds = rotate(
+    [
+      {
+        name: 'RateLimiter.check',
+        run: timedCalls(keys, events, (k) => localOnly.check(k).remaining),
+      },
+      {
+        name: 'checkLocal',
+        run: timedCalls(keys, events, (k) => localFirst.checkLocal(k).remaining),
+      },
+    ],
+    { operations: 1_000_000, warmupOperations: 200_000, runs: options.runs, log: options.log },
+  );
+  void localFirst.close();
+  const local = rounds.get('RateLimiter.check') ?? [];
+  const first = rounds.get('checkLocal') ?? [];
+  const ratios = ratiosOf(local, first);
+  const ratio = median(ratios);
+  const ns = (values: number[]) => median(values).toFixed(0);
+  return {
+    case: '13.3 local-first RedisRateLimiter.checkLocal vs local-only RateLimiter.check (sliding window), 1M distinct client addresses',
+    measured: `${(ratio * 100).toFixed(0)}% of its throughput (runs ${formatRange(ratios, (r) => `${(r * 100).toFixed(0)}%`)}; ${ns(first)} against ${ns(local)} ns per check)`,
+    target: '>= 50%',
+    met: ratio >= 0.5,
+  };
 }
 
 async function usedMemory(redis: Redis): Promise<number> {
@@ -74,6 +129,15 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
       duration: WINDOW_MS / 1000,
       keyPrefix: 'bench-peer',
     });
+    const localFirst = new RedisRateLimiter({
+      redis: ours,
+      name: 'bench-local-first',
+      secret,
+      limit: LIMIT,
+      windowMs: WINDOW_MS,
+      localFirst: { syncMs: 50 },
+    });
+    await localFirst.flush();
     let offset = 0;
     const competitor = (name: string, call: Call) => ({
       name,
@@ -87,6 +151,7 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
       [
         competitor('RedisRateLimiter.check', (key) => hotcount.check(key)),
         competitor('RateLimiterRedis.consume', (key) => peer.consume(key)),
+        competitor('local-first check', (key) => localFirst.check(key)),
       ],
       { operations: CALLS, warmupOperations: 5_000, runs, log },
     );
@@ -95,6 +160,8 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
     const ratios = ratiosOf(theirNs, ourNs);
     const ratio = median(ratios);
     const perSecond = (ns: number[]) => Math.round(1e9 / median(ns));
+    const firstNs = results.get('local-first check') ?? [];
+    const firstRatios = ratiosOf(theirNs, firstNs);
     const rows: Row[] = [
       {
         case: `13.1 RedisRateLimiter.check vs rate-limiter-flexible RateLimiterRedis.consume, same redis-server, ${IN_FLIGHT} in flight`,
@@ -102,7 +169,15 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
         target: '>= 1x',
         met: ratio >= 1,
       },
+      {
+        case: `13.4 local-first RedisRateLimiter.check (awaited, syncMs 50) vs RateLimiterRedis.consume, same redis-server, ${IN_FLIGHT} in flight`,
+        measured: `${formatRatio(median(firstRatios))} the calls/s (runs ${formatRange(firstRatios, formatRatio)}; ${perSecond(firstNs)} against ${perSecond(theirNs)} calls/s)`,
+        target: '>= 50x',
+        met: median(firstRatios) >= 50,
+      },
     ];
+    await localFirst.close();
+    rows.push(localFirstRow(options, keys, events, secret, ours));
 
     // Memory: each limiter alone on a flushed server (an hour's window, so that no window turns
     // during the measurement), used_memory after 100k and after 1M distinct clients.
@@ -143,6 +218,7 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
       target: 'hotcount constant (its cells)',
       met: Math.abs(ourAll - ourTenth) <= 64 * 1024,
     });
+    rows.push(...(await fleetRows(options, server)));
     return rows;
   } finally {
     ours.disconnect();

@@ -67,13 +67,23 @@ export class Delta {
     return this.sendingSeq;
   }
 
-  /** The push's (cell, amount) pairs, after `args`. */
-  pairs(args: (string | number)[]): (string | number)[] {
+  /**
+   * The push's cells as (cell u32, amount i32) pairs, big-endian, in one buffer: one argument
+   * to Redis however many cells the delta touched (see scripts.ts, PUSH_SCRIPT).
+   */
+  pairs(): Buffer {
     const sending = this.sending;
+    let count = 0;
+    for (let cell = 0; cell < sending.length; cell++) if (sending[cell] !== 0) count++;
+    const pairs = Buffer.allocUnsafe(count * 8);
+    let at = 0;
     for (let cell = 0; cell < sending.length; cell++) {
-      if (sending[cell] !== 0) args.push(cell, sending[cell]);
+      if (sending[cell] === 0) continue;
+      pairs.writeUInt32BE(cell, at);
+      pairs.writeInt32BE(sending[cell], at + 4);
+      at += 8;
     }
-    return args;
+    return pairs;
   }
 
   /** Push `seq` was applied (unless a newer push was taken meanwhile): it is in Redis now. */

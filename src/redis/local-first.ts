@@ -143,7 +143,7 @@ export class LocalFirstSketch extends EventEmitter {
     const delta = this.delta;
     const seq = delta.take(this.seq + 1);
     if (seq > this.seq) this.seq = seq;
-    const args = delta.pairs([this.place.shape, '', seq, delta.sendingTotal]);
+    const args = [this.place.shape, '', seq, delta.sendingTotal, delta.pairs()];
     const { cells, header, pushed } = this.keys;
     let stored: Buffer;
     try {

@@ -68,7 +68,7 @@ interface HotcountCommands {
     cells: string,
     header: string,
     pushed: string,
-    ...args: (string | number)[]
+    ...args: (string | number | Buffer)[]
   ): Promise<Buffer>;
   hotcountInflight(
     cells: string,
@@ -82,7 +82,7 @@ interface HotcountCommands {
     header: string,
     pushed: string,
     previous: string,
-    ...args: (string | number)[]
+    ...args: (string | number | Buffer)[]
   ): Promise<[Buffer, Buffer]>;
 }
 

@@ -106,29 +106,33 @@ return 0
 /**
  * A local-first process's delta, pushed once: KEYS[3] the number of the process's last applied
  * push (kept a day after its last push). ARGV[2] in how many ms KEYS[1] expires ('' for never),
- * ARGV[3] the push's sequence number, ARGV[4] the delta's total (added to the header's), then
- * pairs of (cell, amount). A push whose number is not above the process's last is not applied
- * again (its reply was lost and it was sent anew). Either way the reply is the whole cells
- * string, the snapshot the process reads from until its next push; with a KEYS[4] (a limiter's
- * previous window), that one's too.
+ * ARGV[3] the push's sequence number, ARGV[4] the delta's total (added to the header's), ARGV[5]
+ * the delta's cells as one binary string of (cell u32, amount i32) pairs, big-endian: one
+ * argument whatever the number of cells (a delta may touch every cell of the sketch). A push
+ * whose number is not above the process's last is not applied again (its reply was lost and it
+ * was sent anew). Either way the reply is the whole cells string, the snapshot the process reads
+ * from until its next push; with a KEYS[4] (a limiter's previous window), that one's too.
  */
 export const PUSH_SCRIPT = `${SHAPE_CHECK}
 local last = tonumber(redis.call('GET', KEYS[3]) or '0')
 local seq = tonumber(ARGV[3])
+local pairs = ARGV[5]
 if seq > last then
-  local cells = {}
-  local amounts = {}
-  for i = 5, #ARGV, 2 do
-    cells[#cells + 1] = ARGV[i]
-    amounts[#amounts + 1] = tonumber(ARGV[i + 1])
-  end
+  local count = #pairs / 8
   -- In chunks: unpack() takes some thousands of values at most.
-  for first = 1, #cells, 1000 do
-    add_cells(KEYS[1], cells, amounts, first, math.min(#cells, first + 999))
+  for first = 0, count - 1, 1000 do
+    local cells = {}
+    local amounts = {}
+    for i = first, math.min(count, first + 1000) - 1 do
+      local cell, amount = struct.unpack('>I4>i4', pairs, i * 8 + 1)
+      cells[#cells + 1] = cell
+      amounts[#amounts + 1] = amount
+    end
+    add_cells(KEYS[1], cells, amounts, 1, #cells)
   end
   if tonumber(ARGV[4]) ~= 0 then redis.call('HINCRBY', KEYS[2], 'total', ARGV[4]) end
   redis.call('SET', KEYS[3], seq, 'PX', 86400000)
-  if ARGV[2] ~= '' and #cells > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+  if ARGV[2] ~= '' and count > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 end
 local stored = redis.call('GET', KEYS[1]) or ''
 if KEYS[4] then return { stored, redis.call('GET', KEYS[4]) or '' } end

@@ -89,7 +89,9 @@ test('two proxies with --redis hold one global limit per key, within the stated 
     const rate = Math.max(...sent) / elapsedS;
     const bound = Math.ceil(rate * ((2 * syncMs + rttMs) / 1000));
     const total = passed[0] + passed[1];
-    t.diagnostic(`passed ${total} (${passed.join(' + ')}) of ${sent[0] + sent[1]}; limit ${limit}, bound +${bound} at r ${rate.toFixed(0)}/s`);
+    t.diagnostic(
+      `passed ${total} (${passed.join(' + ')}) of ${sent[0] + sent[1]}; limit ${limit}, bound +${bound} at r ${rate.toFixed(0)}/s`,
+    );
     assert.ok(total >= limit, `the fleet passed ${total}, below the limit ${limit}`);
     assert.ok(
       total <= limit + bound,
