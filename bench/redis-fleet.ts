@@ -21,10 +21,18 @@ const CHILD = fileURLToPath(new URL('./redis-fleet-child.js', import.meta.url));
 const SYNC_MS = 50;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function commandsProcessed(server: RedisServer): Promise<number> {
+/**
+ * Commands the server ran: in all (the commands scripts run inside included), and the scripts
+ * the clients sent (EVALSHA and EVAL: one per sync, the round trips).
+ */
+async function commandsProcessed(server: RedisServer): Promise<{ all: number; scripts: number }> {
   const client = server.client();
   try {
-    return Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1]);
+    const all = Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1]);
+    const stats = await client.info('commandstats');
+    const calls = (name: string) =>
+      Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+    return { all, scripts: calls('evalsha') + calls('eval') };
   } finally {
     client.disconnect();
   }
@@ -66,7 +74,11 @@ async function commandsPerSecond(server: RedisServer, processes: number, checksP
   const checks = outputs
     .map((out) => Number(/checks\/s (\d+)/.exec(out)?.[1] ?? 0))
     .reduce((a, b) => a + b, 0);
-  return { commands: (after - before - 2) / seconds, checks };
+  return {
+    commands: (after.all - before.all) / seconds,
+    scripts: (after.scripts - before.scripts) / seconds,
+    checks,
+  };
 }
 
 async function twoProxies(server: RedisServer, log: (line: string) => void) {
@@ -118,18 +130,22 @@ export async function fleetRows(options: BenchOptions, server: RedisServer): Pro
     [4, 100_000],
     [2, 10_000],
   ]) {
-    const { commands, checks } = await commandsPerSecond(server, processes, load);
-    log(`    fleet: ${processes} processes, ${checks} checks/s: ${commands.toFixed(0)} commands/s`);
-    runs.push(`${processes} processes at ${checks} checks/s: ${commands.toFixed(0)}`);
-    perProcess.push(commands / processes);
+    const { commands, scripts, checks } = await commandsPerSecond(server, processes, load);
+    log(
+      `    fleet: ${processes} processes, ${checks} checks/s: ${scripts.toFixed(0)} scripts/s, ${commands.toFixed(0)} commands/s in all`,
+    );
+    runs.push(
+      `${processes} process${processes > 1 ? 'es' : ''} at ${checks} checks/s: ${scripts.toFixed(0)} (${commands.toFixed(0)} in all)`,
+    );
+    perProcess.push(scripts / processes);
   }
   const spread = Math.max(...perProcess) / Math.min(...perProcess);
   const two = await twoProxies(server, log);
   const total = two.passed[0] + two.passed[1];
   return [
     {
-      case: `13.5 Redis commands/s under local-first limiters, syncMs ${SYNC_MS} (3 s, counted by the server)`,
-      measured: `${runs.join('; ')} (per process: ${perProcess.map((c) => c.toFixed(0)).join(', ')})`,
+      case: `13.5 Redis commands/s sent by local-first limiters (scripts: one per sync), syncMs ${SYNC_MS}, 3 s counted by the server; in brackets all commands, those the scripts run inside included`,
+      measured: `${runs.join('; ')}; per process: ${perProcess.map((c) => c.toFixed(1)).join(', ')}`,
       target: 'reported: depends on processes, not on load',
       met: spread < 1.5,
     },

@@ -193,6 +193,11 @@ export class SketchPlace {
     return keyCells(this.hasher, this.width, this.depth, key, this.rowCells);
   }
 
+  /** Whether the shape was checked already (the hot path then skips `checkShape`). */
+  get shapeChecked(): boolean {
+    return this.checked === true;
+  }
+
   /**
    * Checks (or sets) the shape, once per instance; a refusal goes through `refusal` (the
    * structure's own words). A failure other than a refusal is asked again next time.

@@ -229,30 +229,36 @@ export class RedisRateLimiter extends EventEmitter {
    * object of RateLimiter.check. A cost of 0 counts nothing. Local-first, it resolves without
    * waiting for Redis (`checkLocal` is the same, synchronous).
    */
-  async check(key: Key, cost = 1): Promise<RateLimitDecision> {
-    if (this.windows !== null) return this.checkLocal(key, cost);
-    checkCount('cost', cost, 0);
-    const place = this.place;
-    const cells = place.cellsOf(key);
-    const time = this.now();
-    if (typeof time !== 'number' || time - time !== 0) {
-      throw typeError('now()', 'a finite number of milliseconds', time);
-    }
-    // While stale, one check at a time asks Redis (a probe); the others decide at once, so
-    // that a Redis that is away or paused does not hold every request for timeoutMs.
-    const stale = this.staleness.stale;
-    if (stale && this.probing) return this.staleDecision(key, cost);
-    this.probing = stale;
+  check(key: Key, cost = 1): Promise<RateLimitDecision> {
     try {
-      const decision = await withDeadline(this.decide(cells, time, cost), this.timeoutMs);
-      this.staleness.synced();
-      return decision;
+      if (this.windows !== null) return Promise.resolve(this.checkLocal(key, cost));
+      checkCount('cost', cost, 0);
+      const cells = this.place.cellsOf(key);
+      const time = this.now();
+      if (typeof time !== 'number' || time - time !== 0) {
+        throw typeError('now()', 'a finite number of milliseconds', time);
+      }
+      // While stale, one check at a time asks Redis (a probe); the others decide at once, so
+      // that a Redis that is away or paused does not hold every request for timeoutMs.
+      const stale = this.staleness.stale;
+      if (stale && this.probing) return Promise.resolve(this.staleDecision(key, cost));
+      this.probing = stale;
+      // Promises chained, not awaited: at 64 checks in flight, every layer costs.
+      return withDeadline(this.decide(cells, time, cost), this.timeoutMs).then(
+        (decision) => {
+          if (stale) this.probing = false;
+          this.staleness.synced();
+          return decision;
+        },
+        (error) => {
+          if (stale) this.probing = false;
+          if (error instanceof RangeError || error instanceof TypeError) throw error;
+          this.staleness.failed(error);
+          return this.staleDecision(key, cost);
+        },
+      );
     } catch (error) {
-      if (error instanceof RangeError || error instanceof TypeError) throw error;
-      this.staleness.failed(error);
-      return this.staleDecision(key, cost);
-    } finally {
-      if (stale) this.probing = false;
+      return Promise.reject(error);
     }
   }
 
@@ -262,7 +268,7 @@ export class RedisRateLimiter extends EventEmitter {
     const window = Math.floor(time / spanMs);
     const elapsed = time - window * spanMs;
     // The shape is checked once, before the first check; the script does not check it again.
-    await place.checkShape((error) => this.refusal(error));
+    if (!place.shapeChecked) await place.checkShape((error) => this.refusal(error));
     const keys = [place.header, this.windowKey(window - 1)] as const;
     const expireMs = (window + 2) * spanMs - time;
     if (grid === null) {

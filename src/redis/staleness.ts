@@ -38,10 +38,13 @@ export class Staleness {
     if (!wasStale) this.emitter.emit('stale', reason);
   }
 
-  /** Redis answered: 'sync' if the view was stale. */
+  /** Redis answered: 'sync' if the view was stale. Called on every direct check: no garbage. */
   synced(): void {
-    const wasStale = this.state.stale;
-    this.state = { stale: false, lastSyncAt: Date.now(), error: null };
+    const state = this.state;
+    const wasStale = state.stale;
+    state.stale = false;
+    state.lastSyncAt = Date.now();
+    state.error = null;
     if (wasStale) this.emitter.emit('sync');
   }
 }

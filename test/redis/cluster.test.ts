@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CountMinSketch } from '../../src/index.js';
-import { RedisCountMinSketch } from '../../src/redis/index.js';
+import { CountMinSketch, RateLimiter } from '../../src/index.js';
+import { once } from 'node:events';
+import { RedisCountMinSketch, RedisInflight, RedisRateLimiter } from '../../src/redis/index.js';
 import { RedisCluster } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(47);
@@ -40,6 +41,95 @@ test('a 3-master Redis Cluster carries several sketches, each in one slot, equal
       slots.add(cellsSlot);
     }
     assert.ok(slots.size > 1, 'the sketches spread over the cluster');
+  } finally {
+    client.disconnect();
+    await cluster.stop();
+  }
+});
+
+test('on a Cluster, limiters and inflight work in their slots; a master killed: its limiter goes stale and keeps deciding, the others go on, and it syncs again on restart', async () => {
+  const cluster = await RedisCluster.start(3);
+  const client = cluster.client();
+  client.on('error', () => {});
+  try {
+    let now = 1_700_000_000_000;
+    const clock = () => now;
+    const shape = { secret, width: 32, depth: 3, windowMs: 60_000, now: clock };
+    // Direct limiters (both algorithms) decide as local ones do, on whichever master they live.
+    for (const algorithm of ['sliding-window', 'gcra'] as const) {
+      const options = { ...shape, limit: 5, algorithm };
+      const remote = new RedisRateLimiter({ redis: client, name: `cl-${algorithm}`, ...options });
+      const local = new RateLimiter(options);
+      for (let i = 0; i < 30; i++) {
+        now += 700;
+        assert.deepEqual(await remote.check(`k${i % 4}`), local.check(`k${i % 4}`), algorithm);
+      }
+    }
+    const inflight = new RedisInflight({ redis: client, name: 'cl-inflight', secret });
+    const guard = await inflight.tryAcquire('origin', 1);
+    assert.notEqual(guard, null);
+    assert.equal(await inflight.tryAcquire('origin', 1), null);
+    await guard?.release();
+    assert.equal(await inflight.estimate('origin'), 0);
+    inflight.close();
+
+    // Local-first limiters spread over the masters; find one whose slot a master holds alone.
+    const slotsOwners = (await client.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
+    const portOf = (slot: number) =>
+      slotsOwners.find(([from, to]) => slot >= from && slot <= to)?.[2][1] as number;
+    const limiters = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const name = `cl-first-${i}`;
+        const limiter = new RedisRateLimiter({
+          redis: client,
+          name,
+          ...shape,
+          limit: 100,
+          localFirst: { syncMs: 3_600_000 },
+          timeoutMs: 300,
+        });
+        const slot = (await client.cluster('KEYSLOT', `hotcount:{${name}}:x`)) as number;
+        return { limiter, port: portOf(slot) };
+      }),
+    );
+    for (const { limiter } of limiters) {
+      for (let i = 0; i < 10; i++) limiter.checkLocal('hot');
+      await limiter.flush();
+    }
+    const victim = cluster.servers.find((server) =>
+      limiters.some(({ port }) => port === server.port),
+    ) as (typeof cluster.servers)[number];
+    const down = limiters.filter(({ port }) => port === victim.port);
+    const up = limiters.filter(({ port }) => port !== victim.port);
+    assert.ok(down.length > 0 && up.length > 0, 'the limiters spread over several masters');
+    await victim.stop('SIGKILL');
+    for (const { limiter } of down) {
+      const stale = once(limiter, 'stale');
+      for (let i = 0; i < 10; i++) assert.equal(limiter.checkLocal('hot').allowed, true);
+      await assert.rejects(limiter.flush());
+      await stale;
+      // It decides from what it knows: 20 of 100.
+      assert.equal(limiter.checkLocal('hot', 0).remaining, 80);
+    }
+    for (const { limiter } of up) {
+      limiter.checkLocal('hot');
+      await limiter.flush();
+      assert.equal(limiter.status.stale, false);
+    }
+    await victim.restart();
+    for (const { limiter } of down) {
+      for (let tries = 0; ; tries++) {
+        try {
+          await limiter.flush();
+          break;
+        } catch (error) {
+          if (tries > 100) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      assert.equal(limiter.status.stale, false);
+    }
+    await Promise.all(limiters.map(({ limiter }) => limiter.close()));
   } finally {
     client.disconnect();
     await cluster.stop();
