@@ -102,9 +102,14 @@ function localFirstRow(
   return { row, checkLocalNs: median(first) };
 }
 
+/**
+ * Redis's memory less its clients' buffers: a client's query buffer, grown by an earlier large
+ * command (a local-first push) and shrunk by Redis in the background, is not the limiter's.
+ */
 async function usedMemory(redis: Redis): Promise<number> {
   const info = await redis.info('memory');
-  return Number(/used_memory:(\d+)/.exec(info)?.[1]);
+  const figure = (name: string) => Number(new RegExp(`${name}:(\\d+)`).exec(info)?.[1]);
+  return figure('used_memory') - figure('mem_clients_normal');
 }
 
 export async function redisSuite(options: BenchOptions): Promise<Row[]> {
@@ -218,7 +223,7 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
     const [ourTenth, ourAll] = grown.get('hotcount RedisRateLimiter') ?? [0, 0];
     const [peerTenth, peerAll] = grown.get('rate-limiter-flexible RateLimiterRedis') ?? [0, 0];
     rows.push({
-      case: `13.2 Redis memory (used_memory) after 100k and after ${KEY_COUNT / 1e6}M distinct clients, one window (its cells: ${formatBytes(hourly.width * hourly.depth * 4)})`,
+      case: `13.2 Redis memory (used_memory less client buffers) after 100k and after ${KEY_COUNT / 1e6}M distinct clients, one window (its cells: ${formatBytes(hourly.width * hourly.depth * 4)})`,
       measured: `hotcount RedisRateLimiter +${formatBytes(ourTenth)} and +${formatBytes(ourAll)}; rate-limiter-flexible RateLimiterRedis +${formatBytes(peerTenth)} and +${formatBytes(peerAll)} (one run each)`,
       target: 'hotcount constant (its cells)',
       met: Math.abs(ourAll - ourTenth) <= 64 * 1024,

@@ -51,10 +51,23 @@ export class RateLimitRule {
       RateLimitDecision,
       RateLimitRuleOptions
     >(options, 'an object with limit and windowMs', 'rate');
-    this.limiter =
-      'limiter' in rest
-        ? (rest.limiter as RateDecider)
-        : new RateLimiter(rest as RateLimiterOptions);
+    if ('limiter' in rest) {
+      const { limiter, ...others } = rest as { limiter: RateDecider };
+      if (limiter === null || typeof limiter !== 'object' || typeof limiter.check !== 'function') {
+        throw new TypeError(
+          `limiter must be a RateDecider (a RateLimiter, or a local-first RedisRateLimiter's local); received ${String(limiter)}`,
+        );
+      }
+      const extra = Object.keys(others);
+      if (extra.length > 0) {
+        throw new RangeError(
+          `limiter brings its own limit, window and sketch: ${extra.join(', ')} cannot be given beside it`,
+        );
+      }
+      this.limiter = limiter;
+    } else {
+      this.limiter = new RateLimiter(rest as RateLimiterOptions);
+    }
     this.name = name;
     this.key = key;
     this.skip = skip;
@@ -95,10 +108,18 @@ export class RateLimitRule {
   }
 }
 
-/** The middleware, and the limiter it decides with (for status pages and tests). */
-export function rateLimit(options: RateLimitOptions): Middleware & { limiter: RateLimiter } {
+/**
+ * The middleware, and the limiter it decides with (for status pages and tests). With `limiter`
+ * (a RateDecider, such as a local-first RedisRateLimiter's `local`) it decides with that one,
+ * for limits shared by a fleet, instead of making a RateLimiter from the options.
+ */
+export function rateLimit(options: RateLimitOptions): Middleware & { limiter: RateLimiter };
+export function rateLimit(
+  options: LimitHttpOptions<RateLimitDecision> & { limiter: RateDecider },
+): Middleware & { limiter: RateDecider };
+export function rateLimit(options: RateLimitRuleOptions): Middleware & { limiter: RateDecider } {
   const rule = new RateLimitRule(options);
-  const limiter = rule.limiter as RateLimiter;
+  const limiter = rule.limiter;
   const middleware: Middleware = (req, res, next) => {
     let decided: ReturnType<RateLimitRule['decide']>;
     try {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { test } from 'node:test';
 import { CountMinSketch, RateLimiter } from '../../src/index.js';
-import { once } from 'node:events';
 import { RedisCountMinSketch, RedisInflight, RedisRateLimiter } from '../../src/redis/index.js';
 import { RedisCluster } from '../helpers/redis.js';
 
@@ -74,7 +74,11 @@ test('on a Cluster, limiters and inflight work in their slots; a master killed: 
     inflight.close();
 
     // Local-first limiters spread over the masters; find one whose slot a master holds alone.
-    const slotsOwners = (await client.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
+    const slotsOwners = (await client.cluster('SLOTS')) as unknown as [
+      number,
+      number,
+      [string, number],
+    ][];
     const portOf = (slot: number) =>
       slotsOwners.find(([from, to]) => slot >= from && slot <= to)?.[2][1] as number;
     const limiters = await Promise.all(

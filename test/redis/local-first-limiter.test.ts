@@ -157,3 +157,46 @@ test('local-first with Redis gone: checks answer at once, never throw; stale, th
     await own.stop();
   }
 });
+
+test('rateLimit middleware with a local-first limiter: the fleet limit over HTTP, the draft fields, 429', async () => {
+  const { rateLimit } = await import('../../src/http/index.js');
+  const { listen } = await import('../helpers/http.js');
+  const options = {
+    name: `http-${process.pid}`,
+    secret,
+    limit: 3,
+    windowMs: 3_600_000,
+    localFirst: { syncMs: 3_600_000 },
+  };
+  const fleet = [0, 1].map((i) => new RedisRateLimiter({ redis: clients[i], ...options }));
+  const servers = await Promise.all(
+    fleet.map((limiter) => {
+      const limit = rateLimit({ name: 'fleet', key: 'header:x-api-key', limiter: limiter.local });
+      return listen((req, res) => limit(req, res, () => res.end('ok')));
+    }),
+  );
+  try {
+    const get = async (url: string) => {
+      const response = await fetch(url, { headers: { 'x-api-key': 'customer-1' } });
+      await response.text();
+      return response;
+    };
+    assert.equal((await get(servers[0].url)).status, 200);
+    assert.equal((await get(servers[0].url)).status, 200);
+    await fleet[0].flush();
+    await fleet[1].flush();
+    const third = await get(servers[1].url);
+    assert.equal(third.status, 200);
+    assert.match(third.headers.get('ratelimit') ?? '', /^"fleet";r=0;t=\d+$/);
+    const fourth = await get(servers[1].url);
+    assert.equal(fourth.status, 429, 'the other server saw the first two');
+    assert.ok(Number(fourth.headers.get('retry-after')) >= 1);
+    assert.throws(() => rateLimit({ limiter: fleet[0].local, limit: 5 } as never), {
+      name: 'RangeError',
+      message: /limit cannot be given beside it/,
+    });
+  } finally {
+    for (const server of servers) server.server.close();
+    await Promise.all(fleet.map((limiter) => limiter.close()));
+  }
+});
