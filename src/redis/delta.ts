@@ -86,6 +86,19 @@ export class Delta {
     return pairs;
   }
 
+  /**
+   * The push's cells as BITFIELD subcommands, `INCRBY i32 #cell amount` each (see scripts.ts,
+   * WINDOW_PUSH_SCRIPT): one array, which the client flattens into the command's arguments.
+   */
+  increments(): string[] {
+    const sending = this.sending;
+    const tokens: string[] = [];
+    for (let cell = 0; cell < sending.length; cell++) {
+      if (sending[cell] !== 0) tokens.push('INCRBY', 'i32', `#${cell}`, String(sending[cell]));
+    }
+    return tokens;
+  }
+
   /** Push `seq` was applied (unless a newer push was taken meanwhile): it is in Redis now. */
   sent(seq: number): void {
     if (this.sendingSeq !== seq) return;

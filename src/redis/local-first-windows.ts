@@ -111,7 +111,7 @@ export class LocalFirstWindows {
       if (seq > this.seq) this.seq = seq;
       // The window's string expires at the end of the window after it (the caller's clock).
       const expireMs = Math.max(1, Math.ceil((window + 2) * this.windowMs - this.time));
-      const args = [this.place.shape, expireMs, seq, 0, delta.pairs()];
+      const args = [this.place.shape, expireMs, seq, delta.increments()];
       const push = this.place.redis.hotcountPushWindowBuffer(
         this.key(window),
         this.place.header,

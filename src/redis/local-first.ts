@@ -19,7 +19,13 @@ import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { checkAmount } from '../sketch/count-min.js';
 import { clamp, Delta } from './delta.js';
-import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import {
+  decodeCells,
+  heldShape,
+  PLACE_OPTION_NAMES,
+  type PlaceOptions,
+  SketchPlace,
+} from './place.js';
 import { Staleness, type SyncStatus, withDeadline } from './staleness.js';
 
 export interface LocalFirstOptions extends PlaceOptions {
@@ -150,6 +156,13 @@ export class LocalFirstSketch extends EventEmitter {
       const push = this.place.redis.hotcountPushBuffer(cells, header, pushed, ...args);
       stored = await withDeadline(push, this.timeoutMs);
     } catch (error) {
+      const held = heldShape(error);
+      if (held !== null) {
+        // Not Redis away: this sketch does not fit what the name holds. Say so, once per flush.
+        throw new RangeError(
+          `the Redis sketch "${this.name}" holds ${held.width} x ${held.depth}, rule ${held.rule}, secret ${held.fingerprint.slice(0, 8)}...; this one is ${this.width} x ${this.depth}, rule plain: refused, nothing written`,
+        );
+      }
       this.staleness.failed(error);
       throw error;
     }

@@ -16,6 +16,7 @@ import {
   PUSH_SCRIPT,
   RAISE_SCRIPT,
   SHAPE_SCRIPT,
+  WINDOW_PUSH_SCRIPT,
   WINDOW_SCRIPT,
 } from './scripts.js';
 
@@ -82,7 +83,7 @@ interface HotcountCommands {
     header: string,
     pushed: string,
     previous: string,
-    ...args: (string | number | Buffer)[]
+    ...args: (string | number | string[])[]
   ): Promise<[Buffer, Buffer]>;
 }
 
@@ -95,7 +96,7 @@ function commands(redis: RedisClient): RedisClient & HotcountCommands {
     redis.defineCommand('hotcountRaise', { numberOfKeys: 2, lua: RAISE_SCRIPT });
     redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
     redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
-    redis.defineCommand('hotcountPushWindow', { numberOfKeys: 4, lua: PUSH_SCRIPT });
+    redis.defineCommand('hotcountPushWindow', { numberOfKeys: 4, lua: WINDOW_PUSH_SCRIPT });
     redis.defineCommand('hotcountInflight', { numberOfKeys: 4, lua: INFLIGHT_SCRIPT });
     redis.defineCommand('hotcountWindow', { numberOfKeys: 3, lua: WINDOW_SCRIPT });
     defined.add(redis);

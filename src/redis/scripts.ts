@@ -111,7 +111,7 @@ return 0
  * argument whatever the number of cells (a delta may touch every cell of the sketch). A push
  * whose number is not above the process's last is not applied again (its reply was lost and it
  * was sent anew). Either way the reply is the whole cells string, the snapshot the process reads
- * from until its next push; with a KEYS[4] (a limiter's previous window), that one's too.
+ * from until its next push.
  */
 export const PUSH_SCRIPT = `${SHAPE_CHECK}
 local last = tonumber(redis.call('GET', KEYS[3]) or '0')
@@ -134,9 +134,30 @@ if seq > last then
   redis.call('SET', KEYS[3], seq, 'PX', 86400000)
   if ARGV[2] ~= '' and count > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 end
-local stored = redis.call('GET', KEYS[1]) or ''
-if KEYS[4] then return { stored, redis.call('GET', KEYS[4]) or '' } end
-return stored
+return redis.call('GET', KEYS[1]) or ''
+`;
+
+/**
+ * A local-first limiter's push into one window (local-first-windows.ts): as PUSH_SCRIPT, with
+ * KEYS[4] the previous window, whose cells come back beside the window's, and the delta as
+ * BITFIELD's own subcommands, ARGV[4..] = INCRBY i32 #cell amount, four arguments per cell,
+ * applied by BITFIELD with OVERFLOW SAT in native code, no Lua per cell. That is the sticky rule
+ * here: a window's cells and amounts are never negative (requests' costs), and for those a cell
+ * that saturates at 2^31 - 1 stays there either way. Measured, it is what keeps Redis's time per
+ * push from growing with each cell's Lua (the plain push costs several us per cell).
+ */
+export const WINDOW_PUSH_SCRIPT = `${SHAPE_CHECK}
+local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+local seq = tonumber(ARGV[3])
+if seq > last then
+  -- In chunks of 1000 cells: unpack() takes some thousands of values at most.
+  for first = 4, #ARGV, 4000 do
+    redis.call('BITFIELD', KEYS[1], 'OVERFLOW', 'SAT', unpack(ARGV, first, math.min(#ARGV, first + 3999)))
+  end
+  redis.call('SET', KEYS[3], seq, 'PX', 86400000)
+  if #ARGV >= 4 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+end
+return { redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[4]) or '' }
 `;
 
 /**

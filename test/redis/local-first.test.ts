@@ -134,6 +134,50 @@ test('SIGSTOP past every timeout, then SIGCONT: a push whose reply was lost is a
   }
 });
 
+test('Redis paused, a client with no timeout of its own: the sketch gives up after timeoutMs, goes stale, and syncs exactly once after', async () => {
+  const server = await RedisServer.start();
+  const redis = server.client({ maxRetriesPerRequest: null });
+  redis.on('error', () => {});
+  const sketch = new LocalFirstSketch({
+    redis,
+    name: 'paused-no-timeout',
+    ...shape,
+    syncMs: 3_600_000,
+    timeoutMs: 300,
+  });
+  const local = new CountMinSketch({ ...shape, engine: 'js' });
+  const count = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      sketch.increment(`k${i % 30}`, 3);
+      local.increment(`k${i % 30}`, 3);
+    }
+  };
+  try {
+    count(100);
+    await sketch.flush();
+    server.signal('SIGSTOP');
+    count(100);
+    const stale = once(sketch, 'stale');
+    const started = Date.now();
+    await assert.rejects(sketch.flush(), /did not answer within 300 ms/);
+    assert.ok(Date.now() - started < 1000, `flush took ${Date.now() - started} ms`);
+    await stale;
+    count(100); // the hot path, with Redis paused
+    assert.equal(sketch.status.stale, true);
+    server.signal('SIGCONT');
+    const synced = once(sketch, 'sync');
+    await sketch.flush(); // the push that timed out, again: applied once
+    await sketch.flush(); // what was counted meanwhile
+    await synced;
+    assert.deepEqual(await storedBytes(server, 'paused-no-timeout'), local.toBytes());
+  } finally {
+    server.signal('SIGCONT');
+    await sketch.close().catch(() => {});
+    redis.disconnect();
+    await server.stop();
+  }
+});
+
 test('a push of more cells than one script call can unpack at once goes in chunks, whole', async () => {
   const server = await RedisServer.start();
   const redis = server.client();
@@ -149,6 +193,33 @@ test('a push of more cells than one script call can unpack at once goes in chunk
     assert.deepEqual(await storedBytes(server, 'wide', wide), local.toBytes());
   } finally {
     await sketch.close();
+    redis.disconnect();
+    await server.stop();
+  }
+});
+
+test('a local-first sketch of another shape under the same name is refused with a RangeError, nothing written', async () => {
+  const server = await RedisServer.start();
+  const redis = server.client();
+  const first = new LocalFirstSketch({ redis, name: 'shaped', ...shape, syncMs: 3_600_000 });
+  const other = new LocalFirstSketch({
+    redis,
+    name: 'shaped',
+    secret,
+    width: 128,
+    depth: 3,
+    syncMs: 3_600_000,
+  });
+  try {
+    first.increment('a');
+    await first.flush();
+    other.increment('a', 5);
+    await assert.rejects(other.flush(), { name: 'RangeError', message: /holds 64 x 3/ });
+    assert.equal(first.estimate('a'), 1);
+    await first.flush();
+    assert.equal(first.estimate('a'), 1, 'nothing of the refused push reached Redis');
+  } finally {
+    await first.close();
     redis.disconnect();
     await server.stop();
   }
