@@ -139,15 +139,17 @@ export async function fleetRows(options: BenchOptions, server: RedisServer): Pro
     );
     perProcess.push(scripts / processes);
   }
-  const spread = Math.max(...perProcess) / Math.min(...perProcess);
+  // What the row shows: each process sends at most one script per syncMs, whatever its load
+  // (fewer when a sync takes longer than syncMs: one is never started while one is running).
+  const bounded = perProcess.every((perSecond) => perSecond <= (1000 / SYNC_MS) * 1.1);
   const two = await twoProxies(server, log);
   const total = two.passed[0] + two.passed[1];
   return [
     {
       case: `13.5 Redis commands/s sent by local-first limiters (scripts: one per sync), syncMs ${SYNC_MS}, 3 s counted by the server; in brackets all commands, those the scripts run inside included`,
       measured: `${runs.join('; ')}; per process: ${perProcess.map((c) => c.toFixed(1)).join(', ')}`,
-      target: 'reported: depends on processes, not on load',
-      met: spread < 1.5,
+      target: `reported: depends on processes, not on load (at most ${1000 / SYNC_MS} per process)`,
+      met: bounded,
     },
     {
       case: `13.6 global limit across 2 \`hotcount proxy --redis\` processes (syncMs ${SYNC_MS}), autocannon 8 connections each, one key, 3 s in one ${two.limit}-per-10 s window`,
