@@ -87,7 +87,7 @@ function localFirstRow(
     ],
     { operations: 1_000_000, warmupOperations: 200_000, runs: options.runs, log: options.log },
   );
-  void localFirst.close();
+  localFirst.close().catch(() => {}); // its last push, while the suite goes on
   const local = rounds.get('RateLimiter.check') ?? [];
   const first = rounds.get('checkLocal') ?? [];
   const ratios = ratiosOf(local, first);
@@ -102,15 +102,9 @@ function localFirstRow(
   return { row, checkLocalNs: median(first) };
 }
 
-/**
- * Redis's dataset memory (used_memory_dataset: used_memory less Redis's own overhead, client
- * buffers and the script cache among it): what the keys take. Plain used_memory went down while
- * a limiter counted, after earlier rows' large pushes (buffers shrunk by Redis in the
- * background), which made the row read below zero.
- */
 async function usedMemory(redis: Redis): Promise<number> {
   const info = await redis.info('memory');
-  return Number(/used_memory_dataset:(\d+)/.exec(info)?.[1]);
+  return Number(/used_memory:(\d+)/.exec(info)?.[1]);
 }
 
 export async function redisSuite(options: BenchOptions): Promise<Row[]> {
@@ -192,6 +186,10 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
     rows[1].measured += `; checkLocal, synchronous (13.3): ${Math.round(1e9 / hotPath.checkLocalNs)} calls/s, ${formatRatio(syncRatio)}`;
     rows.push(hotPath.row);
 
+    // The local-first client's query buffer, grown by its pushes, is Redis's memory too, and
+    // Redis shrinks it in the background: gone before the memory is read.
+    syncing.disconnect();
+    await new Promise((resolve) => setTimeout(resolve, 200));
     // Memory: each limiter alone on a flushed server (an hour's window, so that no window turns
     // during the measurement), used_memory after 100k and after 1M distinct clients.
     const grown = new Map<string, [number, number]>();
@@ -227,7 +225,7 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
     const [ourTenth, ourAll] = grown.get('hotcount RedisRateLimiter') ?? [0, 0];
     const [peerTenth, peerAll] = grown.get('rate-limiter-flexible RateLimiterRedis') ?? [0, 0];
     rows.push({
-      case: `13.2 Redis memory (used_memory_dataset) after 100k and after ${KEY_COUNT / 1e6}M distinct clients, one window (its cells: ${formatBytes(hourly.width * hourly.depth * 4)})`,
+      case: `13.2 Redis memory (used_memory) after 100k and after ${KEY_COUNT / 1e6}M distinct clients, one window (its cells: ${formatBytes(hourly.width * hourly.depth * 4)})`,
       measured: `hotcount RedisRateLimiter +${formatBytes(ourTenth)} and +${formatBytes(ourAll)}; rate-limiter-flexible RateLimiterRedis +${formatBytes(peerTenth)} and +${formatBytes(peerAll)} (one run each)`,
       target: 'hotcount constant (its cells)',
       met: Math.abs(ourAll - ourTenth) <= 64 * 1024,
