@@ -20,6 +20,28 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Waits until `check` holds, polling every 50 ms, at most 100 times. */
+export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let tries = 0; tries < 100; tries++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Calls `attempt` until it resolves (Redis coming back), polling; the last error if never. */
+export async function retried(attempt: () => Promise<unknown>): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      await attempt();
+      return;
+    } catch (error) {
+      if (tries > 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 export class RedisServer {
   readonly port: number;
   readonly dir: string;

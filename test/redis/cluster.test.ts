@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { CountMinSketch, RateLimiter } from '../../src/index.js';
 import { RedisCountMinSketch, RedisInflight, RedisRateLimiter } from '../../src/redis/index.js';
-import { RedisCluster } from '../helpers/redis.js';
+import { RedisCluster, retried } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(47);
 
@@ -122,15 +122,7 @@ test('on a Cluster, limiters and inflight work in their slots; a master killed: 
     }
     await victim.restart();
     for (const { limiter } of down) {
-      for (let tries = 0; ; tries++) {
-        try {
-          await limiter.flush();
-          break;
-        } catch (error) {
-          if (tries > 100) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      }
+      await retried(() => limiter.flush());
       assert.equal(limiter.status.stale, false);
     }
     await Promise.all(limiters.map(({ limiter }) => limiter.close()));

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { RedisRateLimiter } from '../../src/redis/index.js';
-import { RedisServer } from '../helpers/redis.js';
+import { RedisServer, until } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(50);
 let server: RedisServer;
@@ -20,15 +20,6 @@ after(async () => {
   for (const client of clients) client.disconnect();
   await server.stop();
 });
-
-/** Waits until `check` holds, polling. */
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let tries = 0; tries < 100; tries++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 test('local-first: checks never touch Redis; a fleet that syncs between checks keeps every key within limit per aligned window', async () => {
   const step = fc.record({

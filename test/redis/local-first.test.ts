@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { CountMinSketch } from '../../src/index.js';
 import { LocalFirstSketch, RedisCountMinSketch } from '../../src/redis/index.js';
-import { RedisServer } from '../helpers/redis.js';
+import { RedisServer, retried } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(48);
 const shape = { secret, width: 64, depth: 3 };
@@ -89,15 +89,7 @@ test('Redis killed and restarted (AOF, fsync always): nothing counted is lost, n
     count(500, 1000);
     await assert.rejects(sketch.flush());
     await server.restart();
-    for (let tries = 0; ; tries++) {
-      try {
-        await sketch.flush();
-        break;
-      } catch (error) {
-        if (tries > 50) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await retried(() => sketch.flush());
     await sketch.flush(); // what was counted after the taken push
     assert.equal(sketch.status.stale, false);
     assert.deepEqual(await storedBytes(server, 'survives'), local.toBytes());

@@ -4,8 +4,8 @@ import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { RateLimiter } from '../../src/index.js';
-import { RedisRateLimiter } from '../../src/redis/index.js';
-import { RedisServer } from '../helpers/redis.js';
+import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/redis/index.js';
+import { RedisServer, until } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(49);
 let server: RedisServer;
@@ -22,73 +22,55 @@ after(async () => {
   await server.stop();
 });
 
-test('property: a RedisRateLimiter decides a stream exactly as a local RateLimiter (same secret, shape, clock)', async () => {
+/** Random requests, costs and clock steps: one step of a stream. */
+function steps(maxCost: number, maxAdvanceMs: number) {
   const step = fc.record({
     key: fc.integer({ min: 0, max: 12 }),
-    cost: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: 4 })),
-    advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 400 })),
+    cost: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: maxCost })),
+    advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: maxAdvanceMs })),
   });
+  return fc.array(step, { maxLength: 80 });
+}
+
+/**
+ * Feeds `stream` to a local RateLimiter and to two RedisRateLimiters of one name (two processes
+ * of a fleet, taking turns), on one clock; every decision must be the same.
+ */
+async function sameDecisions(
+  stream: { key: number; cost: number; advance: number }[],
+  options: Omit<RedisRateLimiterOptions, 'redis' | 'name' | 'secret' | 'now'>,
+) {
+  let now = 1_000_000_000 + 137;
+  const shape = { secret, width: 16, depth: 3, ...options, now: () => now };
+  const local = new RateLimiter(shape);
+  const name = `limiter-${process.pid}-${limiters++}`;
+  const remote = clients.map((redis) => new RedisRateLimiter({ redis, name, ...shape }));
+  let i = 0;
+  for (const { key, cost, advance } of stream) {
+    now += advance;
+    const expected = local.check(`client-${key}`, cost);
+    assert.deepEqual(await remote[i++ % 2].check(`client-${key}`, cost), expected);
+  }
+}
+
+test('property: a RedisRateLimiter decides a stream exactly as a local RateLimiter (same secret, shape, clock)', async () => {
   await fc.assert(
-    fc.asyncProperty(
-      fc.array(step, { maxLength: 80 }),
-      fc.integer({ min: 1, max: 6 }),
-      async (steps, limit) => {
-        let now = 1_000_000_000 + 137;
-        const clock = () => now;
-        const shape = { secret, width: 16, depth: 3, limit, windowMs: 1000, now: clock };
-        const local = new RateLimiter(shape);
-        const name = `limiter-${process.pid}-${limiters++}`;
-        // Two processes of a fleet, taking turns.
-        const remote = clients.map((redis) => new RedisRateLimiter({ redis, name, ...shape }));
-        let i = 0;
-        for (const { key, cost, advance } of steps) {
-          now += advance;
-          const expected = local.check(`client-${key}`, cost);
-          const got = await remote[i++ % 2].check(`client-${key}`, cost);
-          assert.deepEqual(got, expected);
-        }
-      },
+    fc.asyncProperty(steps(4, 400), fc.integer({ min: 1, max: 6 }), (stream, limit) =>
+      sameDecisions(stream, { limit, windowMs: 1000 }),
     ),
     { numRuns: 60 },
   );
 });
 
 test('property: gcra in Redis decides a stream exactly as a local gcra RateLimiter, across eras', async () => {
-  const step = fc.record({
-    key: fc.integer({ min: 0, max: 12 }),
-    cost: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: 6 })),
-    advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 700 })),
-  });
   await fc.assert(
     fc.asyncProperty(
-      fc.array(step, { maxLength: 80 }),
+      steps(6, 700),
       fc.integer({ min: 1, max: 6 }),
       fc.integer({ min: 1, max: 5 }),
       fc.constantFrom(1000, 999, 7),
-      async (steps, limit, burst, windowMs) => {
-        let now = 1_000_000_000 + 137;
-        const clock = () => now;
-        const shape = {
-          secret,
-          width: 16,
-          depth: 3,
-          limit,
-          windowMs,
-          algorithm: 'gcra' as const,
-          burst,
-          now: clock,
-        };
-        const local = new RateLimiter(shape);
-        const name = `gcra-${process.pid}-${limiters++}`;
-        const remote = clients.map((redis) => new RedisRateLimiter({ redis, name, ...shape }));
-        let i = 0;
-        for (const { key, cost, advance } of steps) {
-          now += advance;
-          const expected = local.check(`client-${key}`, cost);
-          const got = await remote[i++ % 2].check(`client-${key}`, cost);
-          assert.deepEqual(got, expected);
-        }
-      },
+      (stream, limit, burst, windowMs) =>
+        sameDecisions(stream, { limit, windowMs, algorithm: 'gcra', burst }),
     ),
     { numRuns: 60 },
   );
@@ -202,11 +184,3 @@ test('Redis gone, direct mode: checks resolve by the policy within timeoutMs, on
     await own.stop();
   }
 });
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let tries = 0; tries < 100; tries++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
