@@ -8,6 +8,11 @@
  */
 
 export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from './local-first.js';
+export {
+  LocalFirstInflight,
+  LocalFirstInflightGuard,
+  type LocalFirstInflightOptions,
+} from './local-first-inflight.js';
 export type { PlaceOptions, RedisClient } from './place.js';
 export { type RedisCountMinOptions, RedisCountMinSketch } from './redis-count-min.js';
 export { RedisInflight, RedisInflightGuard, type RedisInflightOptions } from './redis-inflight.js';

@@ -13,6 +13,7 @@ import { resolveDimensions } from '../sketch/dimensions.js';
 import {
   ADD_SCRIPT,
   INFLIGHT_SCRIPT,
+  INFLIGHT_SYNC_SCRIPT,
   PUSH_SCRIPT,
   RAISE_SCRIPT,
   SHAPE_SCRIPT,
@@ -78,6 +79,13 @@ interface HotcountCommands {
     guards: string,
     ...args: (string | number)[]
   ): Promise<[number, number]>;
+  hotcountInflightSyncBuffer(
+    cells: string,
+    header: string,
+    leases: string,
+    mine: string,
+    ...args: (string | number | Buffer)[]
+  ): Promise<[Buffer, number]>;
   hotcountPushWindowBuffer(
     cells: string,
     header: string,
@@ -98,6 +106,7 @@ function commands(redis: RedisClient): RedisClient & HotcountCommands {
     redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
     redis.defineCommand('hotcountPushWindow', { numberOfKeys: 4, lua: WINDOW_PUSH_SCRIPT });
     redis.defineCommand('hotcountInflight', { numberOfKeys: 4, lua: INFLIGHT_SCRIPT });
+    redis.defineCommand('hotcountInflightSync', { numberOfKeys: 4, lua: INFLIGHT_SYNC_SCRIPT });
     redis.defineCommand('hotcountWindow', { numberOfKeys: 3, lua: WINDOW_SCRIPT });
     defined.add(redis);
   }

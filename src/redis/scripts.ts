@@ -274,3 +274,71 @@ end
 if #cells == 0 then return { done, 0 } end
 return { done, least(redis.call('BITFIELD_RO', KEYS[1], unpack(reads(cells, 1, #cells)))) }
 `;
+
+/**
+ * A local-first inflight's sync (local-first-inflight.ts). KEYS[1] the fleet's counts (plain
+ * cells), KEYS[2] the header, KEYS[3] the leases (process id -> end of lease, Redis's clock),
+ * KEYS[4] the calling process's contribution (its cells as Redis has them). ARGV[1] the shape,
+ * ARGV[2] the process id, ARGV[3] the lease in ms, ARGV[4] the prefix of every process's
+ * contribution key, ARGV[5] the cells whose contribution changed, as (cell u32, value i32)
+ * pairs, big-endian: absolute values, so a sync sent again after a lost reply changes nothing.
+ *
+ * First every process whose lease has ended is reaped: its whole contribution is taken from the
+ * counts and its key deleted. Then each changed cell: the counts move by (new - old), the
+ * contribution becomes new. The lease is renewed. Returns { the counts, the whole string; 1 if
+ * the lease was new (Redis held nothing of this process), else 0 }.
+ */
+export const INFLIGHT_SYNC_SCRIPT = `${SHAPE_CHECK}
+local function take_back(key)
+  local stored = redis.call('GET', key)
+  if not stored then return end
+  local cells, amounts = {}, {}
+  for i = 0, #stored / 4 - 1 do
+    local value = struct.unpack('>i4', stored, i * 4 + 1)
+    if value ~= 0 then
+      cells[#cells + 1] = i
+      amounts[#amounts + 1] = -value
+      if #cells == 1000 then
+        add_cells(KEYS[1], cells, amounts, 1, #cells)
+        cells, amounts = {}, {}
+      end
+    end
+  end
+  if #cells > 0 then add_cells(KEYS[1], cells, amounts, 1, #cells) end
+  redis.call('DEL', key)
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+for _, pid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  take_back(ARGV[4] .. pid)
+  redis.call('ZREM', KEYS[3], pid)
+end
+local fresh = 0
+if not redis.call('ZSCORE', KEYS[3], ARGV[2]) then
+  -- A new lease, or one reaped while this process lived: what Redis held for it is gone, and
+  -- the process must send its whole contribution again (fresh = 1).
+  take_back(KEYS[4])
+  fresh = 1
+end
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[2])
+local pairs = ARGV[5]
+local count = #pairs / 8
+for first = 0, count - 1, 1000 do
+  local cells, amounts, values = {}, {}, {}
+  for i = first, math.min(count, first + 1000) - 1 do
+    local cell, value = struct.unpack('>I4>i4', pairs, i * 8 + 1)
+    cells[#cells + 1] = cell
+    values[#values + 1] = value
+  end
+  local old = redis.call('BITFIELD', KEYS[4], unpack(reads(cells, 1, #cells)))
+  local sets = {}
+  for i = 1, #cells do
+    amounts[i] = values[i] - old[i]
+    sets[#sets + 1] = 'SET'; sets[#sets + 1] = 'i32'; sets[#sets + 1] = '#' .. cells[i]
+    sets[#sets + 1] = values[i]
+  end
+  add_cells(KEYS[1], cells, amounts, 1, #cells)
+  redis.call('BITFIELD', KEYS[4], unpack(sets))
+end
+return { redis.call('GET', KEYS[1]) or '', fresh }
+`;

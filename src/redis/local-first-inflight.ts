@@ -1,0 +1,245 @@
+/**
+ * Requests in progress across a fleet, with the hot path in process: `acquire`, `tryAcquire`,
+ * `release` and `estimate` are synchronous and touch process memory only, as `Inflight`'s do;
+ * every `syncMs` one round trip tells Redis what this process holds now and pulls the fleet's
+ * counts (scripts.ts, INFLIGHT_SYNC_SCRIPT).
+ *
+ * What a process holds is exact here (`held`: its guards' amounts per cell) and absolute in
+ * Redis: each process's contribution is a string of its own (`hotcount:{name}:p:<process id>`)
+ * and a sync sends the cells that changed as their new values, so a sync sent again after a lost
+ * reply changes nothing, and nothing a guard took or gave back is counted twice. The fleet's
+ * view of a key is the counts as of the last sync, less this process's contribution then, plus
+ * what it holds now. A process that dies is reaped as `RedisInflight`'s are: its lease
+ * (`leaseMs`, renewed by every sync) ends, and the next sync of any process takes its whole
+ * contribution back.
+ *
+ * The overshoot: like a local-first rate limiter's, a key may briefly have more than `limit`
+ * holders across the fleet, at most what the other processes acquired since their last sync
+ * and this one's last pull (README). While Redis is away, each process goes on deciding from the
+ * last counts and its own holdings (`status`, 'stale' and 'sync' events as the others).
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { checkOptionNames, integerIn, typeError } from '../errors.js';
+import type { Key } from '../hash/key-hasher.js';
+import { checkCount } from '../limits/options.js';
+import { clamp } from './delta.js';
+import {
+  decodeCells,
+  heldShape,
+  PLACE_OPTION_NAMES,
+  type PlaceOptions,
+  SketchPlace,
+} from './place.js';
+import { Staleness, type SyncStatus, withDeadline } from './staleness.js';
+
+export interface LocalFirstInflightOptions extends PlaceOptions {
+  /** Milliseconds between two syncs. Default 100. */
+  syncMs?: number;
+  /** How long a process's share outlives its last sync, in ms. Default 10,000. */
+  leaseMs?: number;
+  /** How long a sync may wait for Redis. Default 4 * syncMs, within 1000 and 3,600,000. */
+  timeoutMs?: number;
+}
+
+const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'leaseMs', 'timeoutMs'];
+const SATURATED = 0x7fffffff;
+
+/** One acquisition: `release()` gives it back, once. */
+export class LocalFirstInflightGuard {
+  /** The key's estimate over the fleet just after acquiring (this acquisition included). */
+  readonly count: number;
+  private owner: LocalFirstInflight | null;
+  private readonly cells: Int32Array;
+  private readonly n: number;
+
+  /** @internal */
+  constructor(owner: LocalFirstInflight, cells: Int32Array, n: number, count: number) {
+    this.owner = owner;
+    this.cells = cells;
+    this.n = n;
+    this.count = count;
+  }
+
+  get held(): boolean {
+    return this.owner !== null;
+  }
+
+  /** Gives back what this guard acquired; later calls do nothing. */
+  release(): void {
+    const owner = this.owner;
+    if (owner === null) return;
+    this.owner = null;
+    owner.giveBack(this.cells, this.n);
+  }
+
+  [Symbol.dispose](): void {
+    this.release();
+  }
+}
+
+export class LocalFirstInflight extends EventEmitter {
+  readonly name: string;
+  readonly width: number;
+  readonly depth: number;
+  readonly syncMs: number;
+  readonly leaseMs: number;
+  readonly timeoutMs: number;
+  readonly processId = randomUUID();
+  private readonly place: SketchPlace;
+  private readonly keys: [string, string, string, string];
+  private readonly contributions: string;
+  /** The fleet's counts as of the last sync. */
+  private readonly counts: Int32Array;
+  /** What this process holds now, exactly. */
+  private readonly held: Int32Array;
+  /** What Redis holds of this process, as of the last sync. */
+  private readonly sent: Int32Array;
+  private syncing: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private readonly staleness = new Staleness(this);
+
+  constructor(options: LocalFirstInflightOptions) {
+    super();
+    if (options === null || typeof options !== 'object') {
+      throw typeError('options', 'an object with redis, name and secret', options);
+    }
+    checkOptionNames('options', options, OPTION_NAMES);
+    const { syncMs = 100, leaseMs = 10_000, timeoutMs, ...where } = options;
+    this.syncMs = integerIn('syncMs', syncMs, 1, 3_600_000);
+    this.leaseMs = integerIn('leaseMs', leaseMs, 30, 86_400_000);
+    if (this.leaseMs <= 2 * this.syncMs) {
+      throw new RangeError(
+        `leaseMs (${this.leaseMs}) must be more than twice syncMs (${this.syncMs}): every sync renews the lease`,
+      );
+    }
+    const defaultTimeoutMs = Math.min(3_600_000, Math.max(1000, 4 * this.syncMs));
+    this.timeoutMs = integerIn('timeoutMs', timeoutMs ?? defaultTimeoutMs, 1, 3_600_000);
+    const place = new SketchPlace(where, 'inflight_local_first');
+    this.place = place;
+    this.name = place.name;
+    this.width = place.width;
+    this.depth = place.depth;
+    this.contributions = place.key('p:');
+    this.keys = [
+      place.key('cells'),
+      place.header,
+      place.key('leases'),
+      `${this.contributions}${this.processId}`,
+    ];
+    const size = place.width * place.depth;
+    this.counts = new Int32Array(size);
+    this.held = new Int32Array(size);
+    this.sent = new Int32Array(size);
+    this.timer = setInterval(() => void this.flush().catch(() => {}), this.syncMs);
+    this.timer.unref();
+  }
+
+  get status(): SyncStatus {
+    return this.staleness.status;
+  }
+
+  /** The key's estimate over the fleet, from process memory. */
+  estimate(key: Key): number {
+    return this.least(this.place.cellsInPlace(key));
+  }
+
+  /** Adds `n` (default 1) to `key`; the guard gives it back. */
+  acquire(key: Key, n = 1): LocalFirstInflightGuard {
+    checkCount('n', n, 1);
+    const cells = this.place.cellsInPlace(key).slice();
+    this.add(cells, n);
+    return new LocalFirstInflightGuard(this, cells, n, this.least(cells));
+  }
+
+  /** Adds `n` (default 1) to `key` if its estimate stays within `limit`; else null. */
+  tryAcquire(key: Key, limit: number, n = 1): LocalFirstInflightGuard | null {
+    checkCount('limit', limit, 1);
+    checkCount('n', n, 1);
+    const rowCells = this.place.cellsInPlace(key);
+    const count = this.least(rowCells) + n;
+    if (count > limit) return null;
+    const cells = rowCells.slice();
+    this.add(cells, n);
+    return new LocalFirstInflightGuard(this, cells, n, count);
+  }
+
+  /** @internal A guard's release. */
+  giveBack(cells: Int32Array, n: number): void {
+    this.add(cells, -n);
+  }
+
+  private add(cells: Int32Array, n: number): void {
+    const held = this.held;
+    for (let row = 0; row < this.depth; row++) held[cells[row]] += n;
+  }
+
+  /** The least over the key's cells of the fleet's counts, with this process's as it is now. */
+  private least(cells: Int32Array): number {
+    let least = SATURATED;
+    for (let row = 0; row < this.depth; row++) {
+      const cell = cells[row];
+      const value = clamp(this.counts[cell] - this.sent[cell] + this.held[cell]);
+      if (value < least) least = value;
+    }
+    return least;
+  }
+
+  /**
+   * Tells Redis what this process holds and pulls the fleet's counts, once; rejects when Redis
+   * fails or does not answer within `timeoutMs`. A sync already running is joined.
+   */
+  flush(): Promise<void> {
+    if (this.syncing === null) {
+      this.syncing = this.sync().finally(() => {
+        this.syncing = null;
+      });
+    }
+    return this.syncing;
+  }
+
+  private async sync(): Promise<void> {
+    const { held, sent } = this;
+    // The cells whose value Redis does not have, as they are now.
+    const changed: number[] = [];
+    for (let cell = 0; cell < held.length; cell++)
+      if (held[cell] !== sent[cell]) changed.push(cell);
+    const pairs = Buffer.allocUnsafe(changed.length * 8);
+    const values = new Int32Array(changed.length);
+    changed.forEach((cell, i) => {
+      values[i] = held[cell];
+      pairs.writeUInt32BE(cell, i * 8);
+      pairs.writeInt32BE(held[cell], i * 8 + 4);
+    });
+    const args = [this.place.shape, this.processId, this.leaseMs, this.contributions, pairs];
+    let reply: [Buffer, number];
+    try {
+      reply = await withDeadline(
+        this.place.redis.hotcountInflightSyncBuffer(...this.keys, ...args),
+        this.timeoutMs,
+      );
+    } catch (error) {
+      const shape = heldShape(error);
+      if (shape !== null) {
+        throw new RangeError(
+          `the Redis structure "${this.name}" holds ${shape.rule}, not a local-first inflight of this shape and secret: refused, nothing written`,
+        );
+      }
+      this.staleness.failed(error);
+      throw error;
+    }
+    const [stored, fresh] = reply;
+    // Redis held nothing of this process before this sync: it now has the changed cells only.
+    if (fresh === 1) sent.fill(0);
+    changed.forEach((cell, i) => {
+      sent[cell] = values[i];
+    });
+    decodeCells(stored.length === 0 ? null : stored, this.counts);
+    this.staleness.synced();
+  }
+
+  /** Stops syncing; what this process holds goes from Redis leaseMs after its last sync. */
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

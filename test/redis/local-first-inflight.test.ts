@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { after, before, test } from 'node:test';
+import fc from 'fast-check';
+import type { Redis } from 'ioredis';
+import { LocalFirstInflight, type LocalFirstInflightGuard } from '../../src/redis/index.js';
+import { RedisServer } from '../helpers/redis.js';
+
+const secret = new Uint8Array(16).fill(52);
+let server: RedisServer;
+let clients: Redis[];
+let names = 0;
+
+before(async () => {
+  server = await RedisServer.start();
+  clients = [server.client(), server.client()];
+});
+
+after(async () => {
+  for (const client of clients) client.disconnect();
+  await server.stop();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const options = { secret, width: 256, depth: 3, syncMs: 100, leaseMs: 300 };
+
+test('property: after every process syncs, each sees the fleet holding exactly what its guards hold; all released, 0', async () => {
+  const op = fc.record({
+    process: fc.integer({ min: 0, max: 1 }),
+    key: fc.integer({ min: 0, max: 4 }),
+    n: fc.integer({ min: 1, max: 3 }),
+    release: fc.integer({ min: 0, max: 5 }),
+    twice: fc.boolean(),
+    sync: fc.boolean(),
+  });
+  await fc.assert(
+    fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+      const name = `lfi-${process.pid}-${names++}`;
+      const fleet = clients.map((redis) => new LocalFirstInflight({ redis, name, ...options }));
+      const held: { guard: LocalFirstInflightGuard; key: number; n: number }[] = [];
+      const truth = new Map<number, number>();
+      const syncAll = async () => {
+        await fleet[0].flush();
+        await fleet[1].flush();
+        await fleet[0].flush();
+      };
+      for (const { process: p, key, n, release, twice, sync } of ops) {
+        held.push({ guard: fleet[p].acquire(`k${key}`, n), key, n });
+        truth.set(key, (truth.get(key) ?? 0) + n);
+        if (release < held.length) {
+          const [gone] = held.splice(release, 1);
+          gone.guard.release();
+          if (twice) gone.guard.release();
+          truth.set(gone.key, (truth.get(gone.key) as number) - gone.n);
+        }
+        if (sync) await syncAll();
+      }
+      await syncAll();
+      for (const [key, count] of truth) {
+        for (const inflight of fleet) assert.equal(inflight.estimate(`k${key}`), count);
+      }
+      for (const { guard } of held) guard.release();
+      await syncAll();
+      for (let k = 0; k < 5; k++)
+        for (const inflight of fleet) assert.equal(inflight.estimate(`k${k}`), 0);
+      for (const inflight of fleet) inflight.close();
+    }),
+    { numRuns: 30 },
+  );
+});
+
+test('tryAcquire decides in process over the fleet as of the last sync; Redis gone, it goes on and says stale', async () => {
+  const own = await RedisServer.start();
+  const redis = own.client({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  redis.on('error', () => {});
+  if (redis.status !== 'ready') await once(redis, 'ready');
+  const name = `gate-${process.pid}`;
+  const a = new LocalFirstInflight({ redis, name, ...options, timeoutMs: 300 });
+  const b = new LocalFirstInflight({ redis, name, ...options, timeoutMs: 300 });
+  try {
+    const held = [a.tryAcquire('origin', 4), a.tryAcquire('origin', 4, 2)];
+    assert.ok(held.every((guard) => guard !== null));
+    assert.equal(b.tryAcquire('origin', 4, 2)?.count, 2, 'b has not seen a yet');
+    await a.flush();
+    await b.flush();
+    assert.equal(b.estimate('origin'), 5);
+    assert.equal(b.tryAcquire('origin', 4), null, 'now it has: 5 held, limit 4');
+    await a.flush(); // a sees b's 2
+    await own.stop('SIGKILL');
+    const stale = once(a, 'stale');
+    await assert.rejects(a.flush());
+    await stale;
+    assert.equal(a.status.stale, true);
+    for (const guard of held) guard?.release();
+    assert.equal(a.estimate('origin'), 2, "b's 2, as last seen");
+  } finally {
+    a.close();
+    b.close();
+    redis.disconnect();
+    await own.stop();
+  }
+});
+
+test('a process killed while holding: the next sync after its lease takes its share back', async () => {
+  const name = `killed-lfi-${process.pid}`;
+  const module = new URL('../../src/redis/index.js', import.meta.url).href;
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { Redis } from 'ioredis';
+       import { LocalFirstInflight } from ${JSON.stringify(module)};
+       const redis = new Redis(${server.port}, '127.0.0.1');
+       const inflight = new LocalFirstInflight({ redis, name: ${JSON.stringify(name)}, secret: new Uint8Array(16).fill(52), width: 256, depth: 3, syncMs: 100, leaseMs: 300 });
+       for (let i = 0; i < 5; i++) inflight.acquire('origin');
+       await inflight.flush();
+       console.log('held');`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], cwd: new URL('../../..', import.meta.url).pathname },
+  );
+  await once(child.stdout, 'data');
+  const survivor = new LocalFirstInflight({ redis: clients[0], name, ...options });
+  const mine = survivor.acquire('origin', 2);
+  await survivor.flush();
+  assert.equal(survivor.estimate('origin'), 7);
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  await sleep(450);
+  await survivor.flush(); // renews its own lease: the survivor was within it
+  assert.equal(survivor.estimate('origin'), 2);
+  mine.release();
+  await survivor.flush();
+  assert.equal(survivor.estimate('origin'), 0);
+  survivor.close();
+});
