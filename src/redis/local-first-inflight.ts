@@ -31,7 +31,7 @@ import {
   type PlaceOptions,
   SketchPlace,
 } from './place.js';
-import { Staleness, type SyncStatus, withDeadline } from './staleness.js';
+import { SyncLoop, type SyncStatus, withDeadline } from './staleness.js';
 
 export interface LocalFirstInflightOptions extends PlaceOptions {
   /** Milliseconds between two syncs. Default 100. */
@@ -95,9 +95,7 @@ export class LocalFirstInflight extends EventEmitter {
   private readonly held: Int32Array;
   /** What Redis holds of this process, as of the last sync. */
   private readonly sent: Int32Array;
-  private syncing: Promise<void> | null = null;
-  private readonly timer: NodeJS.Timeout;
-  private readonly staleness = new Staleness(this);
+  private readonly loop: SyncLoop;
 
   constructor(options: LocalFirstInflightOptions) {
     super();
@@ -131,12 +129,11 @@ export class LocalFirstInflight extends EventEmitter {
     this.counts = new Int32Array(size);
     this.held = new Int32Array(size);
     this.sent = new Int32Array(size);
-    this.timer = setInterval(() => void this.flush().catch(() => {}), this.syncMs);
-    this.timer.unref();
+    this.loop = new SyncLoop(this, this.syncMs, () => this.sync());
   }
 
   get status(): SyncStatus {
-    return this.staleness.status;
+    return this.loop.staleness.status;
   }
 
   /** The key's estimate over the fleet, from process memory. */
@@ -190,12 +187,7 @@ export class LocalFirstInflight extends EventEmitter {
    * fails or does not answer within `timeoutMs`. A sync already running is joined.
    */
   flush(): Promise<void> {
-    if (this.syncing === null) {
-      this.syncing = this.sync().finally(() => {
-        this.syncing = null;
-      });
-    }
-    return this.syncing;
+    return this.loop.flush();
   }
 
   private async sync(): Promise<void> {
@@ -225,7 +217,6 @@ export class LocalFirstInflight extends EventEmitter {
           `the Redis structure "${this.name}" holds ${shape.rule}, not a local-first inflight of this shape and secret: refused, nothing written`,
         );
       }
-      this.staleness.failed(error);
       throw error;
     }
     const [stored, fresh] = reply;
@@ -235,11 +226,10 @@ export class LocalFirstInflight extends EventEmitter {
       sent[cell] = values[i];
     });
     decodeCells(stored.length === 0 ? null : stored, this.counts);
-    this.staleness.synced();
   }
 
   /** Stops syncing; what this process holds goes from Redis leaseMs after its last sync. */
   close(): void {
-    clearInterval(this.timer);
+    this.loop.stop();
   }
 }

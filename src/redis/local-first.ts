@@ -26,7 +26,7 @@ import {
   type PlaceOptions,
   SketchPlace,
 } from './place.js';
-import { Staleness, type SyncStatus, withDeadline } from './staleness.js';
+import { SyncLoop, type SyncStatus, withDeadline } from './staleness.js';
 
 export interface LocalFirstOptions extends PlaceOptions {
   /** Milliseconds between two syncs (push the delta, pull the snapshot). Default 100. */
@@ -56,10 +56,8 @@ export class LocalFirstSketch extends EventEmitter {
   /** Counted here and not yet in the snapshot. */
   private readonly delta: Delta;
   private seq = 0;
-  private syncing: Promise<void> | null = null;
-  private readonly timer: NodeJS.Timeout;
+  private readonly loop: SyncLoop;
   private closed = false;
-  private readonly staleness = new Staleness(this);
 
   constructor(options: LocalFirstOptions) {
     super();
@@ -90,8 +88,7 @@ export class LocalFirstSketch extends EventEmitter {
     const size = place.width * place.depth;
     this.snapshot = new Int32Array(size);
     this.delta = new Delta(size);
-    this.timer = setInterval(() => void this.flush().catch(() => {}), this.syncMs);
-    this.timer.unref();
+    this.loop = new SyncLoop(this, this.syncMs, () => this.sync());
   }
 
   /** Adds `by` (default 1) to `key`; its estimate after, from process memory. */
@@ -111,7 +108,7 @@ export class LocalFirstSketch extends EventEmitter {
   }
 
   get status(): LocalFirstStatus {
-    return this.staleness.status;
+    return this.loop.staleness.status;
   }
 
   private add(key: Key, by: number): number {
@@ -137,12 +134,7 @@ export class LocalFirstSketch extends EventEmitter {
    * sync). A sync already running is joined, not doubled.
    */
   flush(): Promise<void> {
-    if (this.syncing === null) {
-      this.syncing = this.sync().finally(() => {
-        this.syncing = null;
-      });
-    }
-    return this.syncing;
+    return this.loop.flush();
   }
 
   private async sync(): Promise<void> {
@@ -163,19 +155,17 @@ export class LocalFirstSketch extends EventEmitter {
           `the Redis sketch "${this.name}" holds ${held.width} x ${held.depth}, rule ${held.rule}, secret ${held.fingerprint.slice(0, 8)}...; this one is ${this.width} x ${this.depth}, rule plain: refused, nothing written`,
         );
       }
-      this.staleness.failed(error);
       throw error;
     }
     decodeCells(stored.length === 0 ? null : stored, this.snapshot);
     delta.sent(seq);
-    this.staleness.synced();
   }
 
   /** Stops the timer and pushes what is left (rejects if Redis cannot take it). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.timer);
+    this.loop.stop();
     await this.flush();
     if (this.delta.unsent) await this.flush();
   }

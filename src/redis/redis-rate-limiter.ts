@@ -49,6 +49,7 @@ import {
   checkStalePolicy,
   Staleness,
   type StalePolicy,
+  SyncLoop,
   type SyncStatus,
   withDeadline,
 } from './staleness.js';
@@ -107,11 +108,10 @@ export class RedisRateLimiter extends EventEmitter {
   private readonly grid: GcraGrid | null;
   /** A window's (gcra: an era's) length, in ms: Redis holds one string per span. */
   private readonly spanMs: number;
-  private readonly staleness = new Staleness(this);
-  /** Local-first only: the windows in process memory. */
+  private readonly staleness: Staleness;
+  /** Local-first only: the windows in process memory, and their sync. */
   private readonly windows: LocalFirstWindows | null;
-  private readonly timer: NodeJS.Timeout | null;
-  private syncing: Promise<void> | null = null;
+  private readonly loop: SyncLoop | null;
   /** Direct mode, stale, 'local': decides while Redis is away. */
   private insurance: RateLimiter | null = null;
   /** Direct mode, stale: whether a check is asking Redis whether it is back. */
@@ -170,12 +170,17 @@ export class RedisRateLimiter extends EventEmitter {
     this.now = checkClock(now);
     if (this.syncMs !== null) {
       const pushed = place.key(`pushed:${randomUUID()}`);
-      this.windows = new LocalFirstWindows(place, this.windowMs, this.now, pushed);
-      this.timer = setInterval(() => void this.flush().catch(() => {}), this.syncMs);
-      this.timer.unref();
+      const windows = new LocalFirstWindows(place, this.windowMs, this.now, pushed);
+      this.windows = windows;
+      this.loop = new SyncLoop(this, this.syncMs, async () => {
+        await place.checkShape((error) => this.refusal(error));
+        await windows.sync(this.timeoutMs);
+      });
+      this.staleness = this.loop.staleness;
     } else {
       this.windows = null;
-      this.timer = null;
+      this.loop = null;
+      this.staleness = new Staleness(this);
     }
   }
 
@@ -385,30 +390,13 @@ export class RedisRateLimiter extends EventEmitter {
    * already running is joined. Direct: resolves at once.
    */
   flush(): Promise<void> {
-    const windows = this.windows;
-    if (windows === null) return Promise.resolve();
-    if (this.syncing === null) {
-      this.syncing = this.place
-        .checkShape((error) => this.refusal(error))
-        .then(() => windows.sync(this.timeoutMs))
-        .then(
-          () => this.staleness.synced(),
-          (error) => {
-            this.staleness.failed(error);
-            throw error;
-          },
-        )
-        .finally(() => {
-          this.syncing = null;
-        });
-    }
-    return this.syncing;
+    return this.loop === null ? Promise.resolve() : this.loop.flush();
   }
 
   /** Stops the sync timer and pushes what is left (local-first; rejects if Redis cannot). */
   async close(): Promise<void> {
-    if (this.timer === null) return;
-    clearInterval(this.timer);
+    if (this.loop === null) return;
+    this.loop.stop();
     await this.flush();
     const windows = this.windows as LocalFirstWindows;
     if (windows.currentDelta.unsent || windows.previousDelta.unsent) await this.flush();

@@ -14,6 +14,50 @@ export interface SyncStatus {
   error: Error | null;
 }
 
+/**
+ * A local-first structure's sync with Redis: every `syncMs` (a timer that does not keep the
+ * process alive) and on `flush()`, one at a time (a flush while one runs joins it). A sync that
+ * fails makes the view stale, one that succeeds fresh; a RangeError (a shape Redis refused) is
+ * the caller's mistake, not Redis away, and leaves the status as it was.
+ */
+export class SyncLoop {
+  readonly staleness: Staleness;
+  private running: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    emitter: EventEmitter,
+    syncMs: number,
+    private readonly sync: () => Promise<void>,
+  ) {
+    this.staleness = new Staleness(emitter);
+    this.timer = setInterval(() => void this.flush().catch(() => {}), syncMs);
+    this.timer.unref();
+  }
+
+  flush(): Promise<void> {
+    if (this.running === null) {
+      this.running = this.sync()
+        .then(
+          () => this.staleness.synced(),
+          (error) => {
+            if (!(error instanceof RangeError)) this.staleness.failed(error);
+            throw error;
+          },
+        )
+        .finally(() => {
+          this.running = null;
+        });
+    }
+    return this.running;
+  }
+
+  /** No more syncs by the timer (flush still syncs). */
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
 /** What a process does while its view is stale. */
 export type StalePolicy = 'local' | 'open' | 'closed';
 
