@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 async function freePort(): Promise<number> {
@@ -18,6 +19,23 @@ async function freePort(): Promise<number> {
   server.close();
   await once(server, 'close');
   return port;
+}
+
+/**
+ * One redis-server for a test file's tests, with `count` clients: started before the first test,
+ * stopped after the last. Read its fields inside the tests (they are set by then).
+ */
+export function redisForFile(count: number): { server: RedisServer; clients: Redis[] } {
+  const fixture = { clients: [] as Redis[] } as { server: RedisServer; clients: Redis[] };
+  before(async () => {
+    fixture.server = await RedisServer.start();
+    fixture.clients = Array.from({ length: count }, () => fixture.server.client());
+  });
+  after(async () => {
+    for (const client of fixture.clients) client.disconnect();
+    await fixture.server.stop();
+  });
+  return fixture;
 }
 
 /** Waits until `check` holds, polling every 50 ms, at most 100 times. */

@@ -1,36 +1,24 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
 import {
   RedisCountMinSketch,
   RedisInflight,
   type RedisInflightGuard,
 } from '../../src/redis/index.js';
-import { RedisServer } from '../helpers/redis.js';
+import { redisForFile } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(51);
-let server: RedisServer;
-let clients: Redis[];
+const fixture = redisForFile(3);
 let names = 0;
-
-before(async () => {
-  server = await RedisServer.start();
-  clients = [server.client(), server.client(), server.client()];
-});
-
-after(async () => {
-  for (const client of clients) client.disconnect();
-  await server.stop();
-});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('tryAcquire from three processes at once never lets more than limit in; released, the count is 0', async () => {
   const name = `gate-${process.pid}`;
-  const fleet = clients.map(
+  const fleet = fixture.clients.map(
     (redis) => new RedisInflight({ redis, name, secret, width: 32, depth: 3 }),
   );
   const limit = 7;
@@ -65,7 +53,7 @@ test('property: guards balance to zero after any interleaving of acquire, releas
   await fc.assert(
     fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
       const name = `balance-${process.pid}-${names++}`;
-      const fleet = clients.map(
+      const fleet = fixture.clients.map(
         (redis) => new RedisInflight({ redis, name, secret, width: 8, depth: 2 }),
       );
       const held: { guard: RedisInflightGuard; key: number; n: number }[] = [];
@@ -102,7 +90,7 @@ test('a process killed while holding guards: its share is given back after lease
       '-e',
       `import { Redis } from 'ioredis';
        import { RedisInflight } from ${JSON.stringify(module)};
-       const redis = new Redis(${server.port}, '127.0.0.1');
+       const redis = new Redis(${fixture.server.port}, '127.0.0.1');
        const inflight = new RedisInflight({ redis, ...${JSON.stringify({ ...options, secret: undefined })}, secret: new Uint8Array(16).fill(51) });
        for (let i = 0; i < 5; i++) await inflight.acquire('origin');
        console.log('held');`,
@@ -110,7 +98,7 @@ test('a process killed while holding guards: its share is given back after lease
     { stdio: ['ignore', 'pipe', 'inherit'], cwd: new URL('../../..', import.meta.url).pathname },
   );
   await once(child.stdout, 'data');
-  const survivor = new RedisInflight({ redis: clients[0], ...options });
+  const survivor = new RedisInflight({ redis: fixture.clients[0], ...options });
   const mine = await survivor.acquire('origin', 2);
   assert.equal(await survivor.estimate('origin'), 7);
   child.kill('SIGKILL');
@@ -127,11 +115,11 @@ test('a process killed while holding guards: its share is given back after lease
 test('a lease that ended while the process lived: its share is gone, and its late releases take nothing from others', async () => {
   const name = `lapsed-${process.pid}`;
   const options = { name, secret, width: 64, depth: 3, leaseMs: 300 };
-  const sleeper = new RedisInflight({ redis: clients[1], ...options });
+  const sleeper = new RedisInflight({ redis: fixture.clients[1], ...options });
   sleeper.close(); // stops renewing: as if paused past its lease
   const guard = await sleeper.acquire('origin', 3);
   await sleep(450);
-  const other = new RedisInflight({ redis: clients[2], ...options });
+  const other = new RedisInflight({ redis: fixture.clients[2], ...options });
   const held = await other.acquire('origin');
   assert.equal(await other.estimate('origin'), 1);
   await guard.release();
@@ -143,12 +131,12 @@ test('a lease that ended while the process lived: its share is gone, and its lat
 
 test('another structure under the same name is refused; bad input is named', async () => {
   const name = `taken-${process.pid}`;
-  await new RedisCountMinSketch({ redis: clients[0], name, secret }).increment('a');
-  const inflight = new RedisInflight({ redis: clients[0], name, secret });
+  await new RedisCountMinSketch({ redis: fixture.clients[0], name, secret }).increment('a');
+  const inflight = new RedisInflight({ redis: fixture.clients[0], name, secret });
   await assert.rejects(inflight.acquire('a'), { name: 'RangeError', message: /another kind/ });
   await assert.rejects(inflight.tryAcquire('a', 0), { name: 'RangeError', message: /limit/ });
   await assert.rejects(inflight.acquire('a', 1.5), { name: 'RangeError', message: /\bn\b/ });
-  assert.throws(() => new RedisInflight({ redis: clients[0], name, secret, leaseMs: 5 }), {
+  assert.throws(() => new RedisInflight({ redis: fixture.clients[0], name, secret, leaseMs: 5 }), {
     name: 'RangeError',
     message: /leaseMs/,
   });

@@ -1,26 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
 import { LocalFirstInflight, type LocalFirstInflightGuard } from '../../src/redis/index.js';
-import { RedisServer } from '../helpers/redis.js';
+import { RedisServer, redisForFile } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(52);
-let server: RedisServer;
-let clients: Redis[];
+const fixture = redisForFile(2);
 let names = 0;
-
-before(async () => {
-  server = await RedisServer.start();
-  clients = [server.client(), server.client()];
-});
-
-after(async () => {
-  for (const client of clients) client.disconnect();
-  await server.stop();
-});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const options = { secret, width: 256, depth: 3, syncMs: 100, leaseMs: 300 };
@@ -37,7 +25,9 @@ test('property: after every process syncs, each sees the fleet holding exactly w
   await fc.assert(
     fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
       const name = `lfi-${process.pid}-${names++}`;
-      const fleet = clients.map((redis) => new LocalFirstInflight({ redis, name, ...options }));
+      const fleet = fixture.clients.map(
+        (redis) => new LocalFirstInflight({ redis, name, ...options }),
+      );
       const held: { guard: LocalFirstInflightGuard; key: number; n: number }[] = [];
       const truth = new Map<number, number>();
       const syncAll = async () => {
@@ -112,7 +102,7 @@ test('a process killed while holding: the next sync after its lease takes its sh
       '-e',
       `import { Redis } from 'ioredis';
        import { LocalFirstInflight } from ${JSON.stringify(module)};
-       const redis = new Redis(${server.port}, '127.0.0.1');
+       const redis = new Redis(${fixture.server.port}, '127.0.0.1');
        const inflight = new LocalFirstInflight({ redis, name: ${JSON.stringify(name)}, secret: new Uint8Array(16).fill(52), width: 256, depth: 3, syncMs: 100, leaseMs: 300 });
        for (let i = 0; i < 5; i++) inflight.acquire('origin');
        await inflight.flush();
@@ -121,7 +111,7 @@ test('a process killed while holding: the next sync after its lease takes its sh
     { stdio: ['ignore', 'pipe', 'inherit'], cwd: new URL('../../..', import.meta.url).pathname },
   );
   await once(child.stdout, 'data');
-  const survivor = new LocalFirstInflight({ redis: clients[0], name, ...options });
+  const survivor = new LocalFirstInflight({ redis: fixture.clients[0], name, ...options });
   const mine = survivor.acquire('origin', 2);
   await survivor.flush();
   assert.equal(survivor.estimate('origin'), 7);

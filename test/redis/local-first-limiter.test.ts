@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
 import { RedisRateLimiter } from '../../src/redis/index.js';
-import { RedisServer, until } from '../helpers/redis.js';
+import { RedisServer, redisForFile, until } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(50);
-let server: RedisServer;
-let clients: Redis[];
+const fixture = redisForFile(3);
 let names = 0;
-
-before(async () => {
-  server = await RedisServer.start();
-  clients = [server.client(), server.client(), server.client()];
-});
-
-after(async () => {
-  for (const client of clients) client.disconnect();
-  await server.stop();
-});
 
 test('local-first: checks never touch Redis; a fleet that syncs between checks keeps every key within limit per aligned window', async () => {
   const step = fc.record({
@@ -44,7 +32,9 @@ test('local-first: checks never touch Redis; a fleet that syncs between checks k
           now: () => now,
           localFirst: { syncMs: 3_600_000 },
         };
-        const fleet = [0, 1].map((i) => new RedisRateLimiter({ redis: clients[i], ...options }));
+        const fleet = [0, 1].map(
+          (i) => new RedisRateLimiter({ redis: fixture.clients[i], ...options }),
+        );
         // What passed, per key and aligned window, over the whole fleet.
         const passed = new Map<string, number>();
         for (const { key, cost, process: p, advance } of steps) {
@@ -68,7 +58,7 @@ test('local-first: checks never touch Redis; a fleet that syncs between checks k
 
 test('local-first: thousands of checks, no Redis command until the sync; one sync carries them all', async () => {
   const limiter = new RedisRateLimiter({
-    redis: clients[0],
+    redis: fixture.clients[0],
     name: `quiet-${process.pid}`,
     secret,
     limit: 1_000_000,
@@ -76,7 +66,7 @@ test('local-first: thousands of checks, no Redis command until the sync; one syn
     localFirst: { syncMs: 3_600_000 },
   });
   const stats = async () =>
-    Number(/total_commands_processed:(\d+)/.exec(await clients[2].info('stats'))?.[1]);
+    Number(/total_commands_processed:(\d+)/.exec(await fixture.clients[2].info('stats'))?.[1]);
   const first = await stats();
   for (let i = 0; i < 5000; i++)
     assert.equal(limiter.checkLocal(`client-${i % 100}`).allowed, true);
@@ -85,7 +75,7 @@ test('local-first: thousands of checks, no Redis command until the sync; one syn
   await limiter.flush();
   // Another process, in direct mode, reads the same windows.
   const direct = new RedisRateLimiter({
-    redis: clients[1],
+    redis: fixture.clients[1],
     name: `quiet-${process.pid}`,
     secret,
     limit: 1_000_000,
@@ -159,7 +149,7 @@ test('rateLimit middleware with a local-first limiter: the fleet limit over HTTP
     windowMs: 3_600_000,
     localFirst: { syncMs: 3_600_000 },
   };
-  const fleet = [0, 1].map((i) => new RedisRateLimiter({ redis: clients[i], ...options }));
+  const fleet = [0, 1].map((i) => new RedisRateLimiter({ redis: fixture.clients[i], ...options }));
   const servers = await Promise.all(
     fleet.map((limiter) => {
       const limit = rateLimit({ name: 'fleet', key: 'header:x-api-key', limiter: limiter.local });

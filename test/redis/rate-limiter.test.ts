@@ -1,26 +1,14 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
 import { RateLimiter } from '../../src/index.js';
 import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/redis/index.js';
-import { RedisServer, until } from '../helpers/redis.js';
+import { RedisServer, redisForFile, until } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(49);
-let server: RedisServer;
-let clients: Redis[];
+const fixture = redisForFile(2);
 let limiters = 0;
-
-before(async () => {
-  server = await RedisServer.start();
-  clients = [server.client(), server.client()];
-});
-
-after(async () => {
-  for (const client of clients) client.disconnect();
-  await server.stop();
-});
 
 /** Random requests, costs and clock steps: one step of a stream. */
 function steps(maxCost: number, maxAdvanceMs: number) {
@@ -44,7 +32,7 @@ async function sameDecisions(
   const shape = { secret, width: 16, depth: 3, ...options, now: () => now };
   const local = new RateLimiter(shape);
   const name = `limiter-${process.pid}-${limiters++}`;
-  const remote = clients.map((redis) => new RedisRateLimiter({ redis, name, ...shape }));
+  const remote = fixture.clients.map((redis) => new RedisRateLimiter({ redis, name, ...shape }));
   let i = 0;
   for (const { key, cost, advance } of stream) {
     now += advance;
@@ -78,7 +66,7 @@ test('property: gcra in Redis decides a stream exactly as a local gcra RateLimit
 
 test('Redis holds two windows of cells per limiter, expiring, whatever the number of clients', async () => {
   const limiter = new RedisRateLimiter({
-    redis: clients[0],
+    redis: fixture.clients[0],
     name: `windows-${process.pid}`,
     secret,
     limit: 10,
@@ -87,42 +75,61 @@ test('Redis holds two windows of cells per limiter, expiring, whatever the numbe
     depth: 4,
   });
   await Promise.all(Array.from({ length: 3000 }, (_, i) => limiter.check(`client-${i}`)));
-  const keys = await clients[0].keys(`hotcount:{windows-${process.pid}}:*`);
+  const keys = await fixture.clients[0].keys(`hotcount:{windows-${process.pid}}:*`);
   assert.ok(keys.length <= 3, keys.join(' '));
   const window = keys.find((key) => key.includes(':w:')) as string;
-  assert.ok((await clients[0].strlen(window)) <= 256 * 4 * 4);
-  const ttl = await clients[0].pttl(window);
+  assert.ok((await fixture.clients[0].strlen(window)) <= 256 * 4 * 4);
+  const ttl = await fixture.clients[0].pttl(window);
   assert.ok(ttl > 0 && ttl <= 120_000, `ttl ${ttl}`);
 });
 
 test('another limit or secret under the same name is refused; bad options are named', async () => {
   const name = `refused-${process.pid}`;
-  await new RedisRateLimiter({ redis: clients[0], name, secret, limit: 5, windowMs: 1000 }).check(
-    'a',
-  );
+  await new RedisRateLimiter({
+    redis: fixture.clients[0],
+    name,
+    secret,
+    limit: 5,
+    windowMs: 1000,
+  }).check('a');
   await assert.rejects(
-    new RedisRateLimiter({ redis: clients[1], name, secret, limit: 6, windowMs: 1000 }).check('a'),
+    new RedisRateLimiter({
+      redis: fixture.clients[1],
+      name,
+      secret,
+      limit: 6,
+      windowMs: 1000,
+    }).check('a'),
     {
       name: 'RangeError',
       message: /another limit/,
     },
   );
   assert.throws(
-    () => new RedisRateLimiter({ redis: clients[0], name, secret, limit: 0, windowMs: 1000 }),
+    () =>
+      new RedisRateLimiter({ redis: fixture.clients[0], name, secret, limit: 0, windowMs: 1000 }),
     { name: 'RangeError', message: /limit/ },
   );
   assert.throws(
-    () => new RedisRateLimiter({ redis: clients[0], name, secret, limit: 1, windowMs: 0.5 }),
+    () =>
+      new RedisRateLimiter({ redis: fixture.clients[0], name, secret, limit: 1, windowMs: 0.5 }),
     { name: 'RangeError', message: /windowMs/ },
   );
   assert.throws(
     () =>
-      new RedisRateLimiter({ redis: clients[0], name, secret, limit: 1, windowMs: 1000, burst: 2 }),
+      new RedisRateLimiter({
+        redis: fixture.clients[0],
+        name,
+        secret,
+        limit: 1,
+        windowMs: 1000,
+        burst: 2,
+      }),
     { name: 'RangeError', message: /burst applies to algorithm 'gcra'/ },
   );
   await assert.rejects(
     new RedisRateLimiter({
-      redis: clients[0],
+      redis: fixture.clients[0],
       name,
       secret,
       limit: 5,
@@ -132,10 +139,13 @@ test('another limit or secret under the same name is refused; bad options are na
     { name: 'RangeError', message: /another limit/ },
   );
   await assert.rejects(
-    new RedisRateLimiter({ redis: clients[0], name, secret, limit: 5, windowMs: 1000 }).check(
-      'a',
-      -1,
-    ),
+    new RedisRateLimiter({
+      redis: fixture.clients[0],
+      name,
+      secret,
+      limit: 5,
+      windowMs: 1000,
+    }).check('a', -1),
     { name: 'RangeError', message: /cost/ },
   );
 });
