@@ -24,13 +24,7 @@ import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { checkCount } from '../limits/options.js';
 import { clamp } from './delta.js';
-import {
-  decodeCells,
-  heldShape,
-  PLACE_OPTION_NAMES,
-  type PlaceOptions,
-  SketchPlace,
-} from './place.js';
+import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, withDeadline } from './staleness.js';
 
 export interface LocalFirstInflightOptions extends PlaceOptions {
@@ -113,7 +107,7 @@ export class LocalFirstInflight extends EventEmitter {
     }
     const defaultTimeoutMs = Math.min(3_600_000, Math.max(1000, 4 * this.syncMs));
     this.timeoutMs = integerIn('timeoutMs', timeoutMs ?? defaultTimeoutMs, 1, 3_600_000);
-    const place = new SketchPlace(where, 'inflight_local_first');
+    const place = new SketchPlace(where, 'inflight_local_first', 'inflight', 'kind or shape');
     this.place = place;
     this.name = place.name;
     this.width = place.width;
@@ -211,13 +205,7 @@ export class LocalFirstInflight extends EventEmitter {
         this.timeoutMs,
       );
     } catch (error) {
-      const shape = heldShape(error);
-      if (shape !== null) {
-        throw new RangeError(
-          `the Redis structure "${this.name}" holds ${shape.rule}, not a local-first inflight of this shape and secret: refused, nothing written`,
-        );
-      }
-      throw error;
+      throw this.place.refusal(error);
     }
     const [stored, fresh] = reply;
     // Redis held nothing of this process before this sync: it now has the changed cells only.

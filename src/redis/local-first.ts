@@ -19,13 +19,7 @@ import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { checkAmount } from '../sketch/count-min.js';
 import { clamp, Delta } from './delta.js';
-import {
-  decodeCells,
-  heldShape,
-  PLACE_OPTION_NAMES,
-  type PlaceOptions,
-  SketchPlace,
-} from './place.js';
+import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, withDeadline } from './staleness.js';
 
 export interface LocalFirstOptions extends PlaceOptions {
@@ -67,7 +61,7 @@ export class LocalFirstSketch extends EventEmitter {
     checkOptionNames('options', options, OPTION_NAMES);
     const { syncMs = 100, timeoutMs, ...where } = options;
     // The plain rule: deltas from many processes add up whatever their order.
-    const place = new SketchPlace(where, 'plain');
+    const place = new SketchPlace(where, 'plain', 'sketch', 'shape or rule');
     this.place = place;
     this.name = place.name;
     this.width = place.width;
@@ -148,14 +142,7 @@ export class LocalFirstSketch extends EventEmitter {
       const push = this.place.redis.hotcountPushBuffer(cells, header, pushed, ...args);
       stored = await withDeadline(push, this.timeoutMs);
     } catch (error) {
-      const held = heldShape(error);
-      if (held !== null) {
-        // Not Redis away: this sketch does not fit what the name holds. Say so, once per flush.
-        throw new RangeError(
-          `the Redis sketch "${this.name}" holds ${held.width} x ${held.depth}, rule ${held.rule}, secret ${held.fingerprint.slice(0, 8)}...; this one is ${this.width} x ${this.depth}, rule plain: refused, nothing written`,
-        );
-      }
-      throw error;
+      throw this.place.refusal(error);
     }
     decodeCells(stored.length === 0 ? null : stored, this.snapshot);
     delta.sent(seq);

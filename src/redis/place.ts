@@ -162,11 +162,19 @@ export class SketchPlace {
   readonly header: string;
   private readonly hasher: KeyHasher;
   private readonly rowCells: Int32Array;
+  private readonly rule: string;
+  /** What a refusal calls the structure, and what else Redis may hold under its name. */
+  private readonly noun: string;
+  private readonly differs: string;
   /** Whether the shape was checked: true, a check under way, or false (not yet). */
   private checked: boolean | Promise<void> = false;
 
-  /** Validates the options every structure takes; `rule` names the structure's update rule. */
-  constructor(options: PlaceOptions, rule: string) {
+  /**
+   * Validates the options every structure takes; `rule` names the structure's update rule,
+   * `noun` what a refusal calls it ('sketch') and `differs` what else another structure of the
+   * name may have ('shape or rule').
+   */
+  constructor(options: PlaceOptions, rule: string, noun: string, differs: string) {
     const { redis, name, secret, width, depth, epsilon, delta } = options;
     if (redis === null || typeof redis !== 'object' || typeof redis.defineCommand !== 'function') {
       throw typeError('redis', 'an ioredis Redis or Cluster', redis);
@@ -181,6 +189,9 @@ export class SketchPlace {
     this.depth = dimensions.depth;
     const fingerprint = Buffer.from(secretFingerprint(this.secret)).toString('hex');
     this.shape = `${this.width}:${this.depth}:${rule}:${fingerprint}`;
+    this.rule = rule;
+    this.noun = noun;
+    this.differs = differs;
     this.header = this.key('header');
     const [k0, k1] = hashKeyWords(this.secret);
     this.hasher = new KeyHasher(k0, k1);
@@ -209,10 +220,10 @@ export class SketchPlace {
   }
 
   /**
-   * Checks (or sets) the shape, once per instance; a refusal goes through `refusal` (the
-   * structure's own words). A failure other than a refusal is asked again next time.
+   * Checks (or sets) the shape, once per instance; a refusal rejects with `refusal`'s
+   * RangeError. A failure other than a refusal is asked again next time.
    */
-  checkShape(refusal: (error: unknown) => unknown): Promise<void> {
+  checkShape(): Promise<void> {
     if (this.checked === true) return Promise.resolve();
     if (this.checked === false) {
       this.checked = this.redis.hotcountShape(this.header, this.header, this.shape, 0).then(
@@ -221,20 +232,33 @@ export class SketchPlace {
         },
         (error) => {
           this.checked = false; // Redis may come back: ask again next time
-          throw refusal(error);
+          throw this.refusal(error);
         },
       );
     }
     return this.checked;
   }
-}
 
-/** The shape Redis holds, from a script's refusal; null for any other error. */
-export function heldShape(
-  error: unknown,
-): { width: string; depth: string; rule: string; fingerprint: string } | null {
-  const held = /HOTCOUNT_SHAPE (\d+):(\d+):(\w+):([0-9a-f]+)/.exec((error as Error)?.message ?? '');
-  if (held === null) return null;
-  const [, width, depth, rule, fingerprint] = held;
-  return { width, depth, rule, fingerprint };
+  /**
+   * A script's shape refusal as a RangeError that says what Redis holds under the name and how
+   * this structure differs; any other error as it is.
+   */
+  refusal(error: unknown): unknown {
+    const held = /HOTCOUNT_SHAPE (\d+):(\d+):(\w+):([0-9a-f]+)/.exec(
+      (error as Error)?.message ?? '',
+    );
+    if (held === null) return error;
+    const [, width, depth, rule, fingerprint] = held;
+    const theirs = `${width} x ${depth}, ${rule}`;
+    const mine = `${this.width} x ${this.depth}, ${this.rule}`;
+    const what =
+      theirs !== mine
+        ? `is ${theirs}, not ${mine} (another ${this.differs})`
+        : fingerprint !== this.shape.split(':')[3]
+          ? 'was made with another secret'
+          : 'differs';
+    return new RangeError(
+      `the Redis ${this.noun} "${this.name}" ${what}: refused, nothing written`,
+    );
+  }
 }

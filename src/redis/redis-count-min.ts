@@ -22,13 +22,7 @@ import type { Key } from '../hash/key-hasher.js';
 import { secretFingerprint } from '../hash/secret.js';
 import { CountMinSketch, checkAmount } from '../sketch/count-min.js';
 import { encodeSketch } from '../sketch/format.js';
-import {
-  decodeCells,
-  heldShape,
-  PLACE_OPTION_NAMES,
-  type PlaceOptions,
-  SketchPlace,
-} from './place.js';
+import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 
 export interface RedisCountMinOptions extends PlaceOptions {
   /** Conservative update. Default false. */
@@ -57,7 +51,8 @@ export class RedisCountMinSketch {
     if (typeof conservative !== 'boolean') {
       throw typeError('conservative', 'a boolean', conservative);
     }
-    const place = new SketchPlace(options, conservative ? 'conservative' : 'plain');
+    const rule = conservative ? 'conservative' : 'plain';
+    const place = new SketchPlace(options, rule, 'sketch', 'shape or rule');
     this.place = place;
     this.name = place.name;
     this.width = place.width;
@@ -147,7 +142,7 @@ export class RedisCountMinSketch {
 
   /** Checks (or sets) the shape once per instance, before the first read. */
   private checkShape(): Promise<void> {
-    return this.place.checkShape((error) => this.refusal(error));
+    return this.place.checkShape();
   }
 
   /** A refused update's error as a RangeError that says what Redis holds. */
@@ -155,22 +150,7 @@ export class RedisCountMinSketch {
     try {
       return await reply;
     } catch (error) {
-      throw this.refusal(error);
+      throw this.place.refusal(error);
     }
-  }
-
-  /** A shape refusal as a RangeError that says what Redis holds; other errors as they are. */
-  private refusal(error: unknown): unknown {
-    const held = heldShape(error);
-    if (held === null) return error;
-    const theirs = `${held.width} x ${held.depth}, ${held.rule}`;
-    const mine = `${this.width} x ${this.depth}, ${this.conservative ? 'conservative' : 'plain'}`;
-    const what =
-      theirs !== mine
-        ? `is ${theirs}, not ${mine}`
-        : held.fingerprint !== this.place.shape.split(':')[3]
-          ? 'was made with another secret'
-          : 'differs';
-    return new RangeError(`the Redis sketch "${this.name}" ${what}: refused, nothing written`);
   }
 }

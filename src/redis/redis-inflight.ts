@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { checkCount } from '../limits/options.js';
-import { heldShape, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { withDeadline } from './staleness.js';
 
 export interface RedisInflightOptions extends PlaceOptions {
@@ -101,7 +101,7 @@ export class RedisInflight {
     const { leaseMs = 10_000, timeoutMs = 1000, ...where } = options;
     this.leaseMs = integerIn('leaseMs', leaseMs, 30, 86_400_000);
     this.timeoutMs = integerIn('timeoutMs', timeoutMs, 1, 3_600_000);
-    const place = new SketchPlace(where, 'inflight');
+    const place = new SketchPlace(where, 'inflight', 'inflight', 'kind or shape');
     this.place = place;
     this.name = place.name;
     this.width = place.width;
@@ -127,10 +127,7 @@ export class RedisInflight {
       ...cells,
     );
     return withDeadline(call, this.timeoutMs).catch((error) => {
-      if (heldShape(error) === null) throw error;
-      throw new RangeError(
-        `the Redis structure "${this.name}" holds another kind, shape or secret than this inflight: refused, nothing written`,
-      );
+      throw this.place.refusal(error);
     });
   }
 

@@ -44,7 +44,7 @@ import {
 import { checkClock } from '../limits/windows.js';
 import { clamp } from './delta.js';
 import { LocalFirstWindows } from './local-first-windows.js';
-import { heldShape, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import {
   checkStalePolicy,
   Staleness,
@@ -162,7 +162,7 @@ export class RedisRateLimiter extends EventEmitter {
       this.grid === null
         ? `sliding_${this.limit}_${this.windowMs}`
         : `gcra_${this.limit}_${this.windowMs}_${this.burst}`;
-    const place = new SketchPlace(where, rule);
+    const place = new SketchPlace(where, rule, 'limiter', 'limit, window or shape');
     this.place = place;
     this.name = place.name;
     this.width = place.width;
@@ -173,7 +173,7 @@ export class RedisRateLimiter extends EventEmitter {
       const windows = new LocalFirstWindows(place, this.windowMs, this.now, pushed);
       this.windows = windows;
       this.loop = new SyncLoop(this, this.syncMs, async () => {
-        await place.checkShape((error) => this.refusal(error));
+        await place.checkShape();
         await windows.sync(this.timeoutMs);
       });
       this.staleness = this.loop.staleness;
@@ -214,14 +214,6 @@ export class RedisRateLimiter extends EventEmitter {
   /** Bytes this limiter holds in Redis: two windows of cells. */
   get redisBytes(): number {
     return 2 * 4 * this.width * this.depth;
-  }
-
-  /** A shape refusal in the limiter's words; other errors as they are. */
-  private refusal(error: unknown): unknown {
-    if (heldShape(error) === null) return error;
-    return new RangeError(
-      `the Redis limiter "${this.name}" holds another limit, window, shape or secret: refused, nothing written`,
-    );
   }
 
   /** The Redis key of window number `window`. */
@@ -273,7 +265,7 @@ export class RedisRateLimiter extends EventEmitter {
     const window = Math.floor(time / spanMs);
     const elapsed = time - window * spanMs;
     // The shape is checked once, before the first check; the script does not check it again.
-    if (!place.shapeChecked) await place.checkShape((error) => this.refusal(error));
+    if (!place.shapeChecked) await place.checkShape();
     const keys = [place.header, this.windowKey(window - 1)] as const;
     const expireMs = (window + 2) * spanMs - time;
     if (grid === null) {
