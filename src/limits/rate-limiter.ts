@@ -105,13 +105,47 @@ const OPTION_NAMES = [
   ...LIMIT_SKETCH_OPTION_NAMES,
 ];
 
-export function checkAlgorithm(value: unknown): RateLimitAlgorithm {
+function checkAlgorithm(value: unknown): RateLimitAlgorithm {
   if (value === undefined) return 'sliding-window';
   if (typeof value !== 'string') throw typeError('algorithm', "'sliding-window' or 'gcra'", value);
   if (value !== 'sliding-window' && value !== 'gcra') {
     throw rangeError('algorithm', "'sliding-window' or 'gcra'", value);
   }
   return value;
+}
+
+/**
+ * A limiter's rule from its options, checked (each value named in the error): the limit, the
+ * window, the algorithm, the burst (gcra only; `limit` for the sliding window), gcra's time grid
+ * (null for the sliding window) and the span of one sketch of cells: the window, or gcra's era.
+ * One check for every storage the rule runs on (here, and Redis in src/redis).
+ */
+export function limiterRule(options: {
+  limit: unknown;
+  windowMs: unknown;
+  algorithm?: unknown;
+  burst?: unknown;
+}) {
+  const limit = integerIn('limit', options.limit, 1, SATURATED);
+  const windowMs = checkWindowMs(options.windowMs);
+  const algorithm = checkAlgorithm(options.algorithm);
+  if (algorithm !== 'gcra' && options.burst !== undefined) {
+    throw new RangeError("burst applies to algorithm 'gcra' only; the sliding window has none");
+  }
+  const burst = integerIn('burst', options.burst ?? limit, 1, SATURATED);
+  const grid = algorithm === 'gcra' ? gcraGrid(limit, windowMs, burst) : null;
+  const spanMs = grid === null ? windowMs : grid.eraMs;
+  return { limit, windowMs, algorithm, burst, grid, spanMs };
+}
+
+/**
+ * The most a key's count in the current window may reach: the limit less the previous window's
+ * count weighted by the part of the current window still to come, `fraction` being the part
+ * elapsed. An integer, since counts are. The sliding window's one rule, whatever stores the
+ * counts (the Redis script computes the same, in the same doubles).
+ */
+export function slidingCeiling(limit: number, previous: number, fraction: number): number {
+  return Math.floor(limit - previous * (1 - fraction));
 }
 
 /**
@@ -135,19 +169,12 @@ export class RateLimiter implements RateDecider {
   constructor(options: RateLimiterOptions, attached?: Windows) {
     checkOptions(options);
     checkOptionNames('options', options, OPTION_NAMES);
-    const limit = integerIn('limit', options.limit, 1, SATURATED);
-    const windowMs = checkWindowMs(options.windowMs);
-    const algorithm = checkAlgorithm(options.algorithm);
-    if (algorithm !== 'gcra' && options.burst !== undefined) {
-      throw new RangeError("burst applies to algorithm 'gcra' only; the sliding window has none");
-    }
-    const burst = integerIn('burst', options.burst ?? limit, 1, SATURATED);
+    const { limit, windowMs, algorithm, burst, grid, spanMs } = limiterRule(options);
     this.limit = limit;
     this.windowMs = windowMs;
     this.algorithm = algorithm;
     this.burst = burst;
-    this.grid = algorithm === 'gcra' ? gcraGrid(limit, windowMs, burst) : null;
-    const spanMs = this.grid === null ? windowMs : this.grid.eraMs;
+    this.grid = grid;
     if (attached !== undefined) {
       if (attached.windowMs !== spanMs) {
         throw new RangeError('handle.windows does not hold the windows of this limiter');
@@ -232,9 +259,7 @@ export class RateLimiter implements RateDecider {
     const limit = this.limit;
     const windowMs = this.windowMs;
     const previous = windows.previousEstimate(h1, h2);
-    const carried = previous * (1 - windows.fraction);
-    // The most the current window may hold: an integer, since counts are.
-    const ceiling = Math.floor(limit - carried);
+    const ceiling = slidingCeiling(limit, previous, windows.fraction);
     const current = windows.current;
     let count: number;
     let allowed: boolean;

@@ -29,16 +29,16 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import { type GcraGrid, gcraGrid } from '../limits/gcra.js';
+import type { GcraGrid } from '../limits/gcra.js';
 import { checkCount } from '../limits/options.js';
-import { checkWindowMs } from '../limits/rate.js';
 import {
-  checkAlgorithm,
   gcraDecision,
+  limiterRule,
   type RateDecider,
   type RateLimitAlgorithm,
   type RateLimitDecision,
   RateLimiter,
+  slidingCeiling,
   slidingDecision,
 } from '../limits/rate-limiter.js';
 import { checkClock } from '../limits/windows.js';
@@ -127,15 +127,13 @@ export class RedisRateLimiter extends EventEmitter {
     const { limit, windowMs, algorithm, burst, now, localFirst, timeoutMs, onStale, ...where } =
       options;
     this.options = options;
-    this.limit = integerIn('limit', limit, 1, SATURATED);
-    this.windowMs = checkWindowMs(windowMs);
-    this.algorithm = checkAlgorithm(algorithm);
-    if (this.algorithm !== 'gcra' && burst !== undefined) {
-      throw new RangeError("burst applies to algorithm 'gcra' only; the sliding window has none");
-    }
-    this.burst = integerIn('burst', burst ?? this.limit, 1, SATURATED);
-    this.grid = this.algorithm === 'gcra' ? gcraGrid(this.limit, this.windowMs, this.burst) : null;
-    this.spanMs = this.grid === null ? this.windowMs : this.grid.eraMs;
+    const rule = limiterRule({ limit, windowMs, algorithm, burst });
+    this.limit = rule.limit;
+    this.windowMs = rule.windowMs;
+    this.algorithm = rule.algorithm;
+    this.burst = rule.burst;
+    this.grid = rule.grid;
+    this.spanMs = rule.spanMs;
     this.onStale = checkStalePolicy(onStale);
     if (localFirst !== undefined) {
       if (localFirst === null || typeof localFirst !== 'object') {
@@ -158,11 +156,11 @@ export class RedisRateLimiter extends EventEmitter {
     // One rule name for both modes: a direct and a local-first limiter of the same name share
     // windows (conservative raises and plain adds both keep every cell at or above each of its
     // keys' counts).
-    const rule =
+    const ruleName =
       this.grid === null
         ? `sliding_${this.limit}_${this.windowMs}`
         : `gcra_${this.limit}_${this.windowMs}_${this.burst}`;
-    const place = new SketchPlace(where, rule, 'limiter', 'limit, window or shape');
+    const place = new SketchPlace(where, ruleName, 'limiter', 'limit, window or shape');
     this.place = place;
     this.name = place.name;
     this.width = place.width;
@@ -362,7 +360,7 @@ export class RedisRateLimiter extends EventEmitter {
     const limit = this.limit;
     const windowMs = this.windowMs;
     const elapsed = windows.time - windows.start;
-    const ceiling = Math.floor(limit - previous * (1 - elapsed / windowMs));
+    const ceiling = slidingCeiling(limit, previous, elapsed / windowMs);
     let allowed = current + cost <= ceiling;
     if (this.staleness.stale && this.onStale !== 'local') {
       if (this.onStale === 'closed') return this.policyDecision(false, cost);
