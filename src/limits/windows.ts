@@ -95,6 +95,15 @@ export function checkClock(now: unknown): () => number {
   return now as () => number;
 }
 
+/** The clock's time, checked: TypeError naming now() unless a finite number of milliseconds. */
+export function readClock(now: () => number): number {
+  const time = now();
+  if (typeof time !== 'number' || time - time !== 0) {
+    throw typeError('now()', 'a finite number of milliseconds', time);
+  }
+  return time;
+}
+
 export class Windows {
   readonly windowMs: number;
   readonly sketches: readonly CountMinSketch[];
@@ -211,10 +220,7 @@ export class Windows {
 
   /** Reads the clock; on a new window, rolls (see the top comment). */
   advance(): void {
-    const time = this.now();
-    if (typeof time !== 'number' || time - time !== 0) {
-      throw typeError('now()', 'a finite number of milliseconds', time);
-    }
+    const time = readClock(this.now);
     const window = Math.floor(time / this.windowMs);
     if (window !== this.window) {
       if (window < this.window) {

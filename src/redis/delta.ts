@@ -13,6 +13,27 @@ export function clamp(value: number): number {
   return Math.min(SATURATED, Math.max(-SATURATED, value));
 }
 
+/**
+ * The cells of `values` that differ from `base` (from 0 when null), as (cell u32, value i32)
+ * pairs, big-endian, in one buffer: one argument to Redis however many cells there are (see
+ * scripts.ts, PUSH_SCRIPT and INFLIGHT_SYNC_SCRIPT).
+ */
+export function cellPairs(values: Int32Array, base: Int32Array | null): Buffer {
+  let count = 0;
+  for (let cell = 0; cell < values.length; cell++) {
+    if (values[cell] !== (base === null ? 0 : base[cell])) count++;
+  }
+  const pairs = Buffer.allocUnsafe(count * 8);
+  let at = 0;
+  for (let cell = 0; cell < values.length; cell++) {
+    if (values[cell] === (base === null ? 0 : base[cell])) continue;
+    pairs.writeUInt32BE(cell, at);
+    pairs.writeInt32BE(values[cell], at + 4);
+    at += 8;
+  }
+  return pairs;
+}
+
 export class Delta {
   /** Counted since the push in flight was taken. */
   pending: Int32Array;
@@ -67,23 +88,9 @@ export class Delta {
     return this.sendingSeq;
   }
 
-  /**
-   * The push's cells as (cell u32, amount i32) pairs, big-endian, in one buffer: one argument
-   * to Redis however many cells the delta touched (see scripts.ts, PUSH_SCRIPT).
-   */
+  /** The push's cells as (cell, amount) pairs in one buffer (see `cellPairs`). */
   pairs(): Buffer {
-    const sending = this.sending;
-    let count = 0;
-    for (let cell = 0; cell < sending.length; cell++) if (sending[cell] !== 0) count++;
-    const pairs = Buffer.allocUnsafe(count * 8);
-    let at = 0;
-    for (let cell = 0; cell < sending.length; cell++) {
-      if (sending[cell] === 0) continue;
-      pairs.writeUInt32BE(cell, at);
-      pairs.writeInt32BE(sending[cell], at + 4);
-      at += 8;
-    }
-    return pairs;
+    return cellPairs(this.sending, null);
   }
 
   /**

@@ -23,9 +23,9 @@ import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { checkCount } from '../limits/options.js';
-import { clamp } from './delta.js';
+import { cellPairs, clamp } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
-import { SyncLoop, type SyncStatus, withDeadline } from './staleness.js';
+import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
 
 export interface LocalFirstInflightOptions extends PlaceOptions {
   /** Milliseconds between two syncs. Default 100. */
@@ -105,7 +105,7 @@ export class LocalFirstInflight extends EventEmitter {
         `leaseMs (${this.leaseMs}) must be more than twice syncMs (${this.syncMs}): every sync renews the lease`,
       );
     }
-    const defaultTimeoutMs = Math.min(3_600_000, Math.max(1000, 4 * this.syncMs));
+    const defaultTimeoutMs = syncTimeoutMs(this.syncMs);
     this.timeoutMs = integerIn('timeoutMs', timeoutMs ?? defaultTimeoutMs, 1, 3_600_000);
     const place = new SketchPlace(where, 'inflight_local_first', 'inflight', 'kind or shape');
     this.place = place;
@@ -185,18 +185,8 @@ export class LocalFirstInflight extends EventEmitter {
   }
 
   private async sync(): Promise<void> {
-    const { held, sent } = this;
     // The cells whose value Redis does not have, as they are now.
-    const changed: number[] = [];
-    for (let cell = 0; cell < held.length; cell++)
-      if (held[cell] !== sent[cell]) changed.push(cell);
-    const pairs = Buffer.allocUnsafe(changed.length * 8);
-    const values = new Int32Array(changed.length);
-    changed.forEach((cell, i) => {
-      values[i] = held[cell];
-      pairs.writeUInt32BE(cell, i * 8);
-      pairs.writeInt32BE(held[cell], i * 8 + 4);
-    });
+    const pairs = cellPairs(this.held, this.sent);
     const args = [this.place.shape, this.processId, this.leaseMs, this.contributions, pairs];
     let reply: [Buffer, number];
     try {
@@ -209,10 +199,10 @@ export class LocalFirstInflight extends EventEmitter {
     }
     const [stored, fresh] = reply;
     // Redis held nothing of this process before this sync: it now has the changed cells only.
+    const sent = this.sent;
     if (fresh === 1) sent.fill(0);
-    changed.forEach((cell, i) => {
-      sent[cell] = values[i];
-    });
+    for (let at = 0; at < pairs.length; at += 8)
+      sent[pairs.readUInt32BE(at)] = pairs.readInt32BE(at + 4);
     decodeCells(stored.length === 0 ? null : stored, this.counts);
   }
 

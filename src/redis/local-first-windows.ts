@@ -12,6 +12,7 @@
  * dropped meanwhile is harmless: it lands in a string that no longer counts, and its reply
  * clears nothing (Delta.sent checks the push's number).
  */
+import { readClock } from '../limits/windows.js';
 import { Delta } from './delta.js';
 import { decodeCells, type SketchPlace } from './place.js';
 import { withDeadline } from './staleness.js';
@@ -51,17 +52,9 @@ export class LocalFirstWindows {
     this.previousDelta = this.deltas[1];
   }
 
-  /** The Redis key of window number `window`. */
-  key(window: number): string {
-    return this.place.key(`w:${window}`);
-  }
-
   /** Reads the clock; on a new window, rolls. A clock that steps back stands still. */
   advance(): void {
-    const time = this.now();
-    if (typeof time !== 'number' || time - time !== 0) {
-      throw new TypeError(`now() must return a finite number of milliseconds; received ${time}`);
-    }
+    const time = readClock(this.now);
     const window = Math.floor(time / this.windowMs);
     if (window !== this.window) {
       if (window < this.window) {
@@ -113,10 +106,10 @@ export class LocalFirstWindows {
       const expireMs = Math.max(1, Math.ceil((window + 2) * this.windowMs - this.time));
       const args = [this.place.shape, expireMs, seq, delta.increments()];
       const push = this.place.redis.hotcountPushWindowBuffer(
-        this.key(window),
+        this.place.windowKey(window),
         this.place.header,
         this.pushed,
-        this.key(window - 1),
+        this.place.windowKey(window - 1),
         ...args,
       );
       const [stored, before] = await withDeadline(push, timeoutMs);

@@ -20,7 +20,7 @@ import type { Key } from '../hash/key-hasher.js';
 import { checkAmount } from '../sketch/count-min.js';
 import { clamp, Delta } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
-import { SyncLoop, type SyncStatus, withDeadline } from './staleness.js';
+import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
 
 export interface LocalFirstOptions extends PlaceOptions {
   /** Milliseconds between two syncs (push the delta, pull the snapshot). Default 100. */
@@ -67,12 +67,7 @@ export class LocalFirstSketch extends EventEmitter {
     this.width = place.width;
     this.depth = place.depth;
     this.syncMs = integerIn('syncMs', syncMs, 1, 3_600_000);
-    this.timeoutMs = integerIn(
-      'timeoutMs',
-      timeoutMs ?? Math.min(3_600_000, Math.max(1000, 4 * this.syncMs)),
-      1,
-      3_600_000,
-    );
+    this.timeoutMs = integerIn('timeoutMs', timeoutMs ?? syncTimeoutMs(this.syncMs), 1, 3_600_000);
     // Each instance pushes under an id of its own: its sequence numbers start over with it.
     this.keys = {
       cells: place.key('cells'),

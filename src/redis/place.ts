@@ -204,6 +204,11 @@ export class SketchPlace {
     return `hotcount:{${this.name}}:${part}`;
   }
 
+  /** The Redis key of a limiter's window (or era) number `window`: `hotcount:{name}:w:<n>`. */
+  windowKey(window: number): string {
+    return this.key(`w:${window}`);
+  }
+
   /** The key's cell in each row, a new array (for arguments to Redis). */
   cellsOf(key: Key): number[] {
     return Array.from(keyCells(this.hasher, this.width, this.depth, key, this.rowCells));

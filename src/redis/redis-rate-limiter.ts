@@ -41,7 +41,7 @@ import {
   slidingCeiling,
   slidingDecision,
 } from '../limits/rate-limiter.js';
-import { checkClock } from '../limits/windows.js';
+import { checkClock, readClock } from '../limits/windows.js';
 import { clamp } from './delta.js';
 import { LocalFirstWindows } from './local-first-windows.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
@@ -51,6 +51,7 @@ import {
   type StalePolicy,
   SyncLoop,
   type SyncStatus,
+  syncTimeoutMs,
   withDeadline,
 } from './staleness.js';
 
@@ -150,8 +151,7 @@ export class RedisRateLimiter extends EventEmitter {
     } else {
       this.syncMs = null;
     }
-    const defaultTimeoutMs =
-      this.syncMs === null ? 1000 : Math.min(3_600_000, Math.max(1000, 4 * this.syncMs));
+    const defaultTimeoutMs = this.syncMs === null ? 1000 : syncTimeoutMs(this.syncMs);
     this.timeoutMs = integerIn('timeoutMs', timeoutMs ?? defaultTimeoutMs, 1, 3_600_000);
     // One rule name for both modes: a direct and a local-first limiter of the same name share
     // windows (conservative raises and plain adds both keep every cell at or above each of its
@@ -216,7 +216,7 @@ export class RedisRateLimiter extends EventEmitter {
 
   /** The Redis key of window number `window`. */
   windowKey(window: number): string {
-    return this.place.key(`w:${window}`);
+    return this.place.windowKey(window);
   }
 
   /**
@@ -229,10 +229,7 @@ export class RedisRateLimiter extends EventEmitter {
       if (this.windows !== null) return Promise.resolve(this.checkLocal(key, cost));
       checkCount('cost', cost, 0);
       const cells = this.place.cellsOf(key);
-      const time = this.now();
-      if (typeof time !== 'number' || time - time !== 0) {
-        throw typeError('now()', 'a finite number of milliseconds', time);
-      }
+      const time = readClock(this.now);
       // While stale, one check at a time asks Redis (a probe); the others decide at once, so
       // that a Redis that is away or paused does not hold every request for timeoutMs.
       const stale = this.staleness.stale;

@@ -58,6 +58,11 @@ export class SyncLoop {
   }
 }
 
+/** A sync's default timeout: 4 * syncMs, within 1000 and 3,600,000 ms. */
+export function syncTimeoutMs(syncMs: number): number {
+  return Math.min(3_600_000, Math.max(1000, 4 * syncMs));
+}
+
 /** What a process does while its view is stale. */
 export type StalePolicy = 'local' | 'open' | 'closed';
 
