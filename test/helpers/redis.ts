@@ -38,6 +38,30 @@ export function redisForFile(count: number): { server: RedisServer; clients: Red
   return fixture;
 }
 
+/**
+ * Another process of the fleet, for the tests that kill one: a node child that runs `body`
+ * (ES module code, with `redis` an ioredis client of the server on `port` and `hotcount` the
+ * hotcount/redis module) and prints 'held'. Resolves once it has; the caller kills it.
+ */
+export async function fleetChild(port: number, body: string): Promise<ChildProcess> {
+  const module = new URL('../../src/redis/index.js', import.meta.url).href;
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { Redis } from 'ioredis';
+       import * as hotcount from ${JSON.stringify(module)};
+       const redis = new Redis(${port}, '127.0.0.1');
+       ${body}
+       console.log('held');`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], cwd: new URL('../../..', import.meta.url).pathname },
+  );
+  await once(child.stdout as NodeJS.ReadableStream, 'data');
+  return child;
+}
+
 /** Waits until `check` holds, polling every 50 ms, at most 100 times. */
 export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let tries = 0; tries < 100; tries++) {

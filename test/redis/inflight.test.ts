@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -8,7 +7,7 @@ import {
   RedisInflight,
   type RedisInflightGuard,
 } from '../../src/redis/index.js';
-import { redisForFile } from '../helpers/redis.js';
+import { fleetChild, redisForFile } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(51);
 const fixture = redisForFile(3);
@@ -82,22 +81,11 @@ test('property: guards balance to zero after any interleaving of acquire, releas
 test('a process killed while holding guards: its share is given back after leaseMs; another keeps its own', async () => {
   const name = `killed-${process.pid}`;
   const options = { name, secret, width: 64, depth: 3, leaseMs: 300 };
-  const module = new URL('../../src/redis/index.js', import.meta.url).href;
-  const child = spawn(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `import { Redis } from 'ioredis';
-       import { RedisInflight } from ${JSON.stringify(module)};
-       const redis = new Redis(${fixture.server.port}, '127.0.0.1');
-       const inflight = new RedisInflight({ redis, ...${JSON.stringify({ ...options, secret: undefined })}, secret: new Uint8Array(16).fill(51) });
-       for (let i = 0; i < 5; i++) await inflight.acquire('origin');
-       console.log('held');`,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: new URL('../../..', import.meta.url).pathname },
+  const child = await fleetChild(
+    fixture.server.port,
+    `const inflight = new hotcount.RedisInflight({ redis, ...${JSON.stringify({ ...options, secret: undefined })}, secret: new Uint8Array(16).fill(51) });
+     for (let i = 0; i < 5; i++) await inflight.acquire('origin');`,
   );
-  await once(child.stdout, 'data');
   const survivor = new RedisInflight({ redis: fixture.clients[0], ...options });
   const mine = await survivor.acquire('origin', 2);
   assert.equal(await survivor.estimate('origin'), 7);

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { LocalFirstInflight, type LocalFirstInflightGuard } from '../../src/redis/index.js';
-import { RedisServer, redisForFile } from '../helpers/redis.js';
+import { fleetChild, RedisServer, redisForFile } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(52);
 const fixture = redisForFile(2);
@@ -94,23 +93,12 @@ test('tryAcquire decides in process over the fleet as of the last sync; Redis go
 
 test('a process killed while holding: the next sync after its lease takes its share back', async () => {
   const name = `killed-lfi-${process.pid}`;
-  const module = new URL('../../src/redis/index.js', import.meta.url).href;
-  const child = spawn(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `import { Redis } from 'ioredis';
-       import { LocalFirstInflight } from ${JSON.stringify(module)};
-       const redis = new Redis(${fixture.server.port}, '127.0.0.1');
-       const inflight = new LocalFirstInflight({ redis, name: ${JSON.stringify(name)}, secret: new Uint8Array(16).fill(52), width: 256, depth: 3, syncMs: 100, leaseMs: 300 });
-       for (let i = 0; i < 5; i++) inflight.acquire('origin');
-       await inflight.flush();
-       console.log('held');`,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: new URL('../../..', import.meta.url).pathname },
+  const child = await fleetChild(
+    fixture.server.port,
+    `const inflight = new hotcount.LocalFirstInflight({ redis, name: ${JSON.stringify(name)}, secret: new Uint8Array(16).fill(52), width: 256, depth: 3, syncMs: 100, leaseMs: 300 });
+     for (let i = 0; i < 5; i++) inflight.acquire('origin');
+     await inflight.flush();`,
   );
-  await once(child.stdout, 'data');
   const survivor = new LocalFirstInflight({ redis: fixture.clients[0], name, ...options });
   const mine = survivor.acquire('origin', 2);
   await survivor.flush();
