@@ -8,8 +8,10 @@ export {
 } from './heavy-hitters/heavy-hitters.js';
 export {
   Inflight,
+  type InflightCounter,
   InflightGuard,
   type InflightHandle,
+  type InflightHold,
   type InflightOptions,
 } from './limits/inflight.js';
 export type { LimitSketchOptions } from './limits/options.js';

@@ -3,7 +3,7 @@
  * give one limit for every path; a JSON config file (`--config`) gives several, per route
  * prefix and key kind, and any other setting, which flags then override.
  */
-import { once } from 'node:events';
+import { type EventEmitter, once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ import { createAdminServer } from '../proxy/admin.js';
 import { createDemoUpstream } from '../proxy/demo-upstream.js';
 import { parseDuration, parseRate } from '../proxy/duration.js';
 import {
+  type InflightSpec,
   LimitingProxy,
   type ProxyLimitOptions,
   type ProxyOptions,
@@ -40,10 +41,10 @@ Options:
                          "burst", "inflight" }] }; flags override it
   --timeout DURATION     how long the upstream may stay silent before a 504 (default 30s)
   --grace DURATION       on SIGTERM, how long requests in progress may take (default 10s)
-  --redis URL            share the rate limits with every proxy given the same URL, limits and
-                         secret (environment HOTCOUNT_SECRET, at least 16 bytes): each decides
-                         in process and syncs with Redis (redis://HOST:PORT); inflight limits
-                         stay per process
+  --redis URL            share the limits (rate and inflight) with every proxy given the same
+                         URL, limits and secret (environment HOTCOUNT_SECRET, at least 16
+                         bytes): each decides in process and syncs with Redis
+                         (redis://HOST:PORT)
   --sync DURATION        with --redis, how often each proxy syncs (default 50ms)
   --demo                 put a built-in demo upstream behind the proxy, with example limits
   -h, --help             this help
@@ -298,9 +299,9 @@ function describeLimit(proxy: LimitingProxy): string[] {
 }
 
 /**
- * The fleet's Redis: a client (ioredis, an optional peer: imported only here) and a maker of
- * local-first rate limiters named after the proxy's limits, so that proxies with the same limits
- * share them.
+ * The fleet's Redis: a client (ioredis, an optional peer: imported only here) and makers of
+ * local-first rate limiters and inflight counters named after the proxy's limits, so that
+ * proxies with the same limits share them.
  */
 async function connectFleet(fleet: NonNullable<ProxyRun['redis']>, options: ProxyOptions) {
   let Redis: typeof import('ioredis').Redis;
@@ -314,37 +315,68 @@ async function connectFleet(fleet: NonNullable<ProxyRun['redis']>, options: Prox
     );
   }
   const client = new Redis(fleet.url);
-  // The limiters go stale and say so; the client's errors must not end the process.
+  // The structures go stale and say so; the client's errors must not end the process.
   client.on('error', () => {});
-  const made: InstanceType<typeof redis.RedisRateLimiter>[] = [];
   const { width, depth, epsilon, delta } = options;
-  const make = (spec: RateLimiterSpec) => {
-    const limiter = new redis.RedisRateLimiter({
-      redis: client,
-      name: `proxy:${spec.name}`,
-      secret: fleet.secret,
-      limit: spec.limit,
-      windowMs: spec.windowMs,
-      ...(width === undefined ? {} : { width }),
-      ...(depth === undefined ? {} : { depth }),
-      ...(epsilon === undefined ? {} : { epsilon }),
-      ...(delta === undefined ? {} : { delta }),
-      localFirst: { syncMs: fleet.syncMs },
-    });
-    limiter.on('stale', (error: Error) =>
+  const shape = {
+    redis: client,
+    secret: fleet.secret,
+    ...(width === undefined ? {} : { width }),
+    ...(depth === undefined ? {} : { depth }),
+    ...(epsilon === undefined ? {} : { epsilon }),
+    ...(delta === undefined ? {} : { delta }),
+  };
+  // One line when Redis goes away and one when it is back, whichever structure notices first.
+  let away = false;
+  const watch = (made: EventEmitter) => {
+    made.on('stale', (error: Error) => {
+      if (away) return;
+      away = true;
       process.stderr.write(
         `hotcount proxy: Redis away (${error.message}); deciding from what this proxy knows\n`,
-      ),
-    );
-    limiter.on('sync', () => process.stderr.write('hotcount proxy: Redis is back\n'));
-    made.push(limiter);
+      );
+    });
+    made.on('sync', () => {
+      if (!away) return;
+      away = false;
+      process.stderr.write('hotcount proxy: Redis is back\n');
+    });
+  };
+  const limiters: InstanceType<typeof redis.RedisRateLimiter>[] = [];
+  const counters: InstanceType<typeof redis.LocalFirstInflight>[] = [];
+  const rateLimiter = (spec: RateLimiterSpec) => {
+    const limiter = new redis.RedisRateLimiter({
+      ...shape,
+      name: `proxy:${spec.name}`,
+      limit: spec.limit,
+      windowMs: spec.windowMs,
+      localFirst: { syncMs: fleet.syncMs },
+    });
+    watch(limiter);
+    limiters.push(limiter);
     return limiter.local;
   };
+  const inflightCounter = (spec: InflightSpec) => {
+    const counter = new redis.LocalFirstInflight({
+      ...shape,
+      name: `proxy:${spec.name}:inflight`,
+      syncMs: fleet.syncMs,
+      leaseMs: Math.max(10_000, 3 * fleet.syncMs),
+    });
+    watch(counter);
+    counters.push(counter);
+    return counter;
+  };
   const close = async () => {
-    await Promise.all(made.map((limiter) => limiter.close().catch(() => {})));
+    // What this proxy held is given back now, not when its lease ends.
+    await Promise.all([
+      ...limiters.map((limiter) => limiter.close().catch(() => {})),
+      ...counters.map((counter) => counter.flush().catch(() => {})),
+    ]);
+    for (const counter of counters) counter.close();
     client.disconnect();
   };
-  return { make, close };
+  return { rateLimiter, inflightCounter, close };
 }
 
 /** Runs the proxy until SIGTERM or SIGINT, then shuts down gracefully. */
@@ -362,7 +394,9 @@ export async function runProxy(run: ProxyRun): Promise<void> {
   }
   const fleet = run.redis === null ? null : await connectFleet(run.redis, options);
   const proxy = new LimitingProxy(
-    fleet === null ? options : { ...options, rateLimiter: fleet.make },
+    fleet === null
+      ? options
+      : { ...options, rateLimiter: fleet.rateLimiter, inflightCounter: fleet.inflightCounter },
   );
   const url = await listenOn(proxy.server, run.listen, 'the proxy', run.demo);
   const admin = run.admin === null ? null : createAdminServer(proxy);
@@ -375,9 +409,7 @@ export async function runProxy(run: ProxyRun): Promise<void> {
     ...describeLimit(proxy),
   ];
   if (run.redis !== null) {
-    lines.push(
-      `  rates shared through ${run.redis.url} (sync every ${run.redis.syncMs} ms); inflight limits per process`,
-    );
+    lines.push(`  limits shared through ${run.redis.url} (sync every ${run.redis.syncMs} ms)`);
   }
   if (adminUrl !== null)
     lines.push(

@@ -11,7 +11,13 @@
 
 import type { IncomingMessage } from 'node:http';
 import { integerIn } from '../errors.js';
-import { Inflight, InflightGuard, type InflightOptions, type Key } from '../index.js';
+import {
+  Inflight,
+  type InflightCounter,
+  type InflightHold,
+  type InflightOptions,
+  type Key,
+} from '../index.js';
 import type { KeyOf } from './client-key.js';
 import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
 import { type Refusal, refuse } from './responses.js';
@@ -29,12 +35,25 @@ export interface InflightLimitOptions extends InflightOptions, LimitHttpOptions<
   retryAfterS?: number;
 }
 
+/**
+ * A rule's options with the counter made elsewhere (the proxy's fleet mode: a local-first
+ * inflight shared through Redis).
+ */
+export type InflightRuleOptions =
+  | InflightLimitOptions
+  | (LimitHttpOptions<InflightDecision> & {
+      limit: number;
+      retryAfterS?: number;
+      inflight: InflightCounter;
+    });
+
 /** An Inflight with its HTTP options: keys, skip, dryRun, the refusal. */
 export class InflightRule {
-  readonly inflight: Inflight;
+  readonly inflight: InflightCounter;
   readonly limit: number;
   readonly name: string;
-  private readonly refusal: Refusal;
+  /** What `enter` returns for a request over the limit, always this object. */
+  readonly refusal: Refusal;
   /** Finds a request's key. */
   readonly key: KeyOf;
   private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
@@ -43,15 +62,35 @@ export class InflightRule {
     | undefined;
   private readonly dryRun: boolean;
 
-  constructor(options: InflightLimitOptions) {
+  constructor(options: InflightRuleOptions) {
     const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
       InflightDecision,
-      InflightLimitOptions
+      InflightRuleOptions
     >(options, 'an object with limit', 'inflight');
-    const { limit: limited, retryAfterS: retry, ...sketchOptions } = rest;
+    const { limit: limited, retryAfterS: retry, ...counted } = rest;
     this.limit = integerIn('limit', limited, 1, 0x7fffffff);
     const retryAfterS = integerIn('retryAfterS', retry ?? 1, 1, 86_400);
-    this.inflight = new Inflight(sketchOptions);
+    if ('inflight' in counted) {
+      const { inflight, ...others } = counted as { inflight: InflightCounter };
+      if (
+        inflight === null ||
+        typeof inflight !== 'object' ||
+        typeof inflight.tryAcquire !== 'function'
+      ) {
+        throw new TypeError(
+          `inflight must be an InflightCounter (an Inflight, or a LocalFirstInflight); received ${String(inflight)}`,
+        );
+      }
+      const extra = Object.keys(others);
+      if (extra.length > 0) {
+        throw new RangeError(
+          `inflight brings its own sketch: ${extra.join(', ')} cannot be given beside it`,
+        );
+      }
+      this.inflight = inflight;
+    } else {
+      this.inflight = new Inflight(counted as InflightOptions);
+    }
     this.name = name;
     this.key = key;
     this.skip = skip;
@@ -69,13 +108,13 @@ export class InflightRule {
    * Enters `req`: null when skipped; else the guard to give back when the request ends, or the
    * refusal to send. Throws for a key that cannot be found.
    */
-  enter(req: IncomingMessage): InflightGuard | Refusal | null {
+  enter(req: IncomingMessage): InflightHold | Refusal | null {
     if (this.skip?.(req)) return null;
     return this.enterKey(req, this.key(req));
   }
 
   /** The same, for a key already found and without `skip` (for the proxy). */
-  enterKey(req: IncomingMessage, key: Key): InflightGuard | Refusal {
+  enterKey(req: IncomingMessage, key: Key): InflightHold | Refusal {
     const inflight = this.inflight;
     const guard = inflight.tryAcquire(key, this.limit);
     if (guard !== null) return guard;
@@ -85,10 +124,25 @@ export class InflightRule {
   }
 }
 
-export function inflightLimit(options: InflightLimitOptions): Middleware & { inflight: Inflight } {
+/**
+ * The middleware, and the counter it decides with (for status pages and tests). With
+ * `inflight` (an InflightCounter, such as a LocalFirstInflight) it counts with that one,
+ * which brings its own sketch.
+ */
+export function inflightLimit(options: InflightLimitOptions): Middleware & { inflight: Inflight };
+export function inflightLimit(
+  options: LimitHttpOptions<InflightDecision> & {
+    limit: number;
+    retryAfterS?: number;
+    inflight: InflightCounter;
+  },
+): Middleware & { inflight: InflightCounter };
+export function inflightLimit(
+  options: InflightRuleOptions,
+): Middleware & { inflight: InflightCounter } {
   const rule = new InflightRule(options);
   const middleware: Middleware = (req, res, next) => {
-    let entered: ReturnType<InflightRule['enter']>;
+    let entered: InflightHold | Refusal | null;
     try {
       entered = rule.enter(req);
     } catch (error) {
@@ -99,11 +153,11 @@ export function inflightLimit(options: InflightLimitOptions): Middleware & { inf
       next();
       return;
     }
-    if (!(entered instanceof InflightGuard)) {
+    if (entered === rule.refusal) {
       refuse(res, entered);
       return;
     }
-    const guard = entered;
+    const guard = entered as InflightHold;
     res.once('close', () => guard.release());
     try {
       next();

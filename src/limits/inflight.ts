@@ -30,6 +30,7 @@
 import { checkOptionNames, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { CountMinSketch, type EngineName, type SketchHandle } from '../sketch/count-min.js';
+import { type Dimensions, dimensionsOf } from '../sketch/dimensions.js';
 import {
   checkCount,
   checkOptions,
@@ -58,8 +59,39 @@ interface Holding {
   n: number;
 }
 
+/**
+ * What an acquisition holds until it is released: an Inflight's guard, or a fleet's (the
+ * local-first inflight of hotcount/redis).
+ */
+export interface InflightHold {
+  /** The key's estimate just after acquiring (this acquisition included). */
+  readonly count: number;
+  /** Whether it still holds its amount. */
+  readonly held: boolean;
+  /** Gives back what was acquired; later calls do nothing. */
+  release(): void;
+  [Symbol.dispose](): void;
+}
+
+/**
+ * What counts requests in progress for a limit (the HTTP rules and the proxy take any): an
+ * Inflight here, or a local-first inflight shared by a fleet through Redis.
+ */
+export interface InflightCounter {
+  /** Bytes of process memory it counts in. */
+  readonly memoryBytes: number;
+  readonly dimensions: Dimensions;
+  /** Requests in progress, over every key. */
+  readonly total: number;
+  /** How far above the guards held a key's estimate may be, w.p. 1 - delta (epsilon * total). */
+  readonly errorBound: number;
+  estimate(key: Key): number;
+  acquire(key: Key, n?: number): InflightHold;
+  tryAcquire(key: Key, limit: number, n?: number): InflightHold | null;
+}
+
 /** One acquisition: `release()` (or `[Symbol.dispose]()`) gives it back, exactly once. */
-export class InflightGuard {
+export class InflightGuard implements InflightHold {
   /** The key's estimate just after acquiring (this acquisition included). */
   readonly count: number;
   private owner: Inflight | null;
@@ -94,7 +126,7 @@ export class InflightGuard {
   }
 }
 
-export class Inflight {
+export class Inflight implements InflightCounter {
   /** @internal */
   readonly sketch: CountMinSketch;
   /** Gives back guards collected unreleased (`reclaimLeaked`), or null. */
@@ -138,6 +170,18 @@ export class Inflight {
 
   get memoryBytes(): number {
     return this.sketch.memoryBytes;
+  }
+
+  get dimensions(): Dimensions {
+    return dimensionsOf(this.sketch.width, this.sketch.depth);
+  }
+
+  get total(): number {
+    return this.sketch.total;
+  }
+
+  get errorBound(): number {
+    return this.sketch.errorBound;
   }
 
   /** Guards given back because they were collected without release (`reclaimLeaked` only). */

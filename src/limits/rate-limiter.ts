@@ -25,6 +25,7 @@ import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js
 import type { Key } from '../hash/key-hasher.js';
 import type { EngineName } from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
+import { type Dimensions, dimensionsOf } from '../sketch/dimensions.js';
 import { type GcraGrid, gcraGrid } from './gcra.js';
 import {
   checkCount,
@@ -81,7 +82,7 @@ export interface RateDecider {
   readonly burst: number;
   /** Bytes of process memory it decides from. */
   readonly memoryBytes: number;
-  readonly dimensions: { width: number; depth: number; epsilon: number; delta: number };
+  readonly dimensions: Dimensions;
   /** How far above its true count a key's count may be (see RateLimiter), or null. */
   readonly errorBound: number | null;
   check(key: Key, cost?: number): RateLimitDecision;
@@ -226,9 +227,9 @@ export class RateLimiter implements RateDecider {
   }
 
   /** One sketch's shape: width, depth, epsilon = e / width, delta = e^-depth. */
-  get dimensions(): { width: number; depth: number; epsilon: number; delta: number } {
-    const { width, depth, epsilon, delta } = this.windows.current;
-    return { width, depth, epsilon, delta };
+  get dimensions(): Dimensions {
+    const { width, depth } = this.windows.current;
+    return dimensionsOf(width, depth);
   }
 
   /**

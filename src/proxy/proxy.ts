@@ -25,15 +25,16 @@ import {
 import type { Socket } from 'node:net';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { InflightRule } from '../http/inflight-limit.js';
-import { fail } from '../http/middleware.js';
+import { checkFunction, fail } from '../http/middleware.js';
 import { RateLimitRule } from '../http/rate-limit.js';
 import { problemBody, type Refusal, refuse, setField } from '../http/responses.js';
-import {
-  InflightGuard,
-  type Key,
-  type LimitSketchOptions,
-  type RateDecider,
-  type RateLimitAlgorithm,
+import type {
+  InflightCounter,
+  InflightHold,
+  Key,
+  LimitSketchOptions,
+  RateDecider,
+  RateLimitAlgorithm,
 } from '../index.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 import { parseRate } from './duration.js';
@@ -75,6 +76,17 @@ export interface ProxyOptions extends Omit<LimitSketchOptions, 'shared'> {
    * fleet of proxies, a local-first RedisRateLimiter's `local` (see `hotcount proxy --redis`).
    */
   rateLimiter?: (limit: RateLimiterSpec) => RateDecider;
+  /**
+   * Makes the counter of each limit that has an inflight limit, instead of a local Inflight: for
+   * a fleet of proxies, a LocalFirstInflight (see `hotcount proxy --redis`).
+   */
+  inflightCounter?: (limit: InflightSpec) => InflightCounter;
+}
+
+/** What a limit asks of its inflight counter. */
+export interface InflightSpec {
+  name: string;
+  limit: number;
 }
 
 /** What a limit asks of its rate limiter. */
@@ -93,6 +105,7 @@ const OPTION_NAMES = [
   'ipv6Prefix',
   'timeoutMs',
   'rateLimiter',
+  'inflightCounter',
   ...UNSHARED_SKETCH_OPTION_NAMES,
 ];
 const LIMIT_NAMES = ['name', 'prefix', 'key', 'rate', 'algorithm', 'burst', 'inflight'];
@@ -110,9 +123,12 @@ export class ProxyLimit {
   constructor(
     options: ProxyLimitOptions,
     at: string,
-    shared: Omit<ProxyOptions, 'upstream' | 'limits' | 'timeoutMs' | 'rateLimiter'>,
+    shared: Omit<
+      ProxyOptions,
+      'upstream' | 'limits' | 'timeoutMs' | 'rateLimiter' | 'inflightCounter'
+    >,
     fallbackName: string,
-    rateLimiter: ProxyOptions['rateLimiter'],
+    makers: Pick<ProxyOptions, 'rateLimiter' | 'inflightCounter'>,
   ) {
     if (options === null || typeof options !== 'object') throw typeError(at, 'an object', options);
     checkOptionNames(at, options, LIMIT_NAMES);
@@ -130,27 +146,33 @@ export class ProxyLimit {
       ...(algorithm === undefined ? {} : { algorithm }),
       ...(burst === undefined ? {} : { burst }),
     };
+    // A limiter or counter made elsewhere brings its own sketch: only the keys are the proxy's.
+    const { rateLimiter, inflightCounter } = makers;
+    const keyed = {
+      name: common.name,
+      key,
+      trustProxy: shared.trustProxy,
+      ipv6Prefix: shared.ipv6Prefix,
+    };
     if (perWindow === null) this.rate = null;
     else if (rateLimiter === undefined) {
       this.rate = new RateLimitRule({ ...common, ...perWindow, ...how });
     } else {
-      const { trustProxy, ipv6Prefix } = shared;
       const spec = { name: common.name, ...perWindow, ...how };
-      this.rate = new RateLimitRule({
-        name: common.name,
-        key,
-        trustProxy,
-        ipv6Prefix,
-        limiter: rateLimiter(spec),
-      });
+      this.rate = new RateLimitRule({ ...keyed, limiter: rateLimiter(spec) });
     }
-    this.inflight =
-      inflight === undefined
-        ? null
-        : new InflightRule({
-            ...common,
-            limit: integerIn(`${at}.inflight`, inflight, 1, 0x7fffffff),
-          });
+    if (inflight === undefined) this.inflight = null;
+    else {
+      const limit = integerIn(`${at}.inflight`, inflight, 1, 0x7fffffff);
+      this.inflight =
+        inflightCounter === undefined
+          ? new InflightRule({ ...common, limit })
+          : new InflightRule({
+              ...keyed,
+              limit,
+              inflight: inflightCounter({ name: common.name, limit }),
+            });
+    }
     this.name = (this.rate?.name ?? this.inflight?.name) as string;
     this.prefix = prefix;
     this.keyKind = typeof key === 'string' ? key : 'function';
@@ -173,7 +195,7 @@ export class ProxyLimit {
 
 /** A request let through: what it holds until it ends. */
 interface Held {
-  guards: InflightGuard[];
+  guards: InflightHold[];
   limits: ProxyLimit[];
   keys: Key[];
 }
@@ -196,10 +218,16 @@ export class LimitingProxy {
       throw typeError('options', 'an object with upstream', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { upstream, limits = [], timeoutMs = 30_000, rateLimiter, ...shared } = options;
-    if (rateLimiter !== undefined && typeof rateLimiter !== 'function') {
-      throw typeError('rateLimiter', 'a function', rateLimiter);
-    }
+    const {
+      upstream,
+      limits = [],
+      timeoutMs = 30_000,
+      rateLimiter,
+      inflightCounter,
+      ...shared
+    } = options;
+    checkFunction('rateLimiter', rateLimiter);
+    checkFunction('inflightCounter', inflightCounter);
     this.upstream = parseUpstream(upstream);
     this.upstreamUrl = `http://${this.upstream.host}`;
     this.timeoutMs = integerIn('timeoutMs', timeoutMs, 1, 2 ** 31 - 1);
@@ -211,7 +239,7 @@ export class LimitingProxy {
           `limits[${i}]`,
           shared,
           limits.length === 1 ? 'proxy' : `limit-${i + 1}`,
-          rateLimiter,
+          { rateLimiter, inflightCounter },
         ),
     );
     const names = new Set(this.limits.map((limit) => limit.name));
@@ -244,13 +272,13 @@ export class LimitingProxy {
       const limit = covering[i];
       if (limit.inflight === null) continue;
       const entered = limit.inflight.enterKey(req, keys[i]);
-      if (!(entered instanceof InflightGuard)) {
+      if (entered === limit.inflight.refusal) {
         release(held);
         this.traffic.record('inflight_limited');
         send(entered);
         return null;
       }
-      held.guards.push(entered);
+      held.guards.push(entered as InflightHold);
       held.limits.push(limit);
       held.keys.push(keys[i]);
       limit.hot.entered(keys[i]);

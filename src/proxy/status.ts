@@ -35,6 +35,8 @@ export interface ProxyStatus {
   limits: LimitStatus[];
 }
 
+const NO_SKETCH = { width: 0, depth: 0, epsilon: 0, delta: 0 };
+
 export function statusOf(proxy: LimitingProxy): ProxyStatus {
   const { traffic } = proxy;
   return {
@@ -48,7 +50,7 @@ export function statusOf(proxy: LimitingProxy): ProxyStatus {
     limits: proxy.limits.map((limit) => {
       const limiter = limit.rate?.limiter ?? null;
       const inflight = limit.inflight;
-      const sketch = limiter?.dimensions ?? dimensionsOf(inflight?.inflight.sketch);
+      const sketch = (limiter ?? inflight?.inflight)?.dimensions ?? NO_SKETCH;
       return {
         name: limit.name,
         prefix: limit.prefix,
@@ -63,26 +65,16 @@ export function statusOf(proxy: LimitingProxy): ProxyStatus {
                 burst: limiter.burst,
               },
         inflight:
-          inflight === null
-            ? null
-            : { limit: inflight.limit, inProgress: inflight.inflight.sketch.total },
+          inflight === null ? null : { limit: inflight.limit, inProgress: inflight.inflight.total },
         sketch,
         memoryBytes: limit.memoryBytes,
         errorBound: {
           rate: limiter?.errorBound ?? null,
-          inflight: inflight?.inflight.sketch.errorBound ?? null,
+          inflight: inflight?.inflight.errorBound ?? null,
         },
         topByRate: limit.hot.byRate(),
         topByInflight: limit.hot.byInflight(),
       };
     }),
   };
-}
-
-function dimensionsOf(
-  sketch: { width: number; depth: number; epsilon: number; delta: number } | undefined,
-) {
-  if (sketch === undefined) return { width: 0, depth: 0, epsilon: 0, delta: 0 };
-  const { width, depth, epsilon, delta } = sketch;
-  return { width, depth, epsilon, delta };
 }

@@ -22,7 +22,9 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
+import type { InflightCounter, InflightHold } from '../limits/inflight.js';
 import { checkCount } from '../limits/options.js';
+import type { Dimensions } from '../sketch/dimensions.js';
 import { cellPairs, clamp } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
@@ -40,7 +42,7 @@ const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'leaseMs', 'timeoutMs'];
 const SATURATED = 0x7fffffff;
 
 /** One acquisition: `release()` gives it back, once. */
-export class LocalFirstInflightGuard {
+export class LocalFirstInflightGuard implements InflightHold {
   /** The key's estimate over the fleet just after acquiring (this acquisition included). */
   readonly count: number;
   private owner: LocalFirstInflight | null;
@@ -72,7 +74,7 @@ export class LocalFirstInflightGuard {
   }
 }
 
-export class LocalFirstInflight extends EventEmitter {
+export class LocalFirstInflight extends EventEmitter implements InflightCounter {
   readonly name: string;
   readonly width: number;
   readonly depth: number;
@@ -130,6 +132,31 @@ export class LocalFirstInflight extends EventEmitter {
     return this.loop.staleness.status;
   }
 
+  /** Its three arrays of width x depth cells: the fleet's, what it holds, what Redis has. */
+  get memoryBytes(): number {
+    return 3 * 4 * this.width * this.depth;
+  }
+
+  get dimensions(): Dimensions {
+    return this.place.dimensions;
+  }
+
+  /**
+   * Requests in progress over every key and the whole fleet, as this process sees them: a row's
+   * sum (every acquisition adds to every row). A pass over a row: for status pages, not per
+   * request.
+   */
+  get total(): number {
+    let total = 0;
+    for (let cell = 0; cell < this.width; cell++) total += this.fleetCell(cell);
+    return total;
+  }
+
+  /** epsilon * total, as for a local Inflight. */
+  get errorBound(): number {
+    return this.dimensions.epsilon * this.total;
+  }
+
   /** The key's estimate over the fleet, from process memory. */
   estimate(key: Key): number {
     return this.least(this.place.cellsInPlace(key));
@@ -169,11 +196,15 @@ export class LocalFirstInflight extends EventEmitter {
   private least(cells: Int32Array): number {
     let least = SATURATED;
     for (let row = 0; row < this.depth; row++) {
-      const cell = cells[row];
-      const value = clamp(this.counts[cell] - this.sent[cell] + this.held[cell]);
+      const value = this.fleetCell(cells[row]);
       if (value < least) least = value;
     }
     return least;
+  }
+
+  /** A cell over the fleet: its count at the last sync, with this process's share as it is now. */
+  private fleetCell(cell: number): number {
+    return clamp(this.counts[cell] - this.sent[cell] + this.held[cell]);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { typeError } from '../errors.js';
 import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
 import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
-import { resolveDimensions } from '../sketch/dimensions.js';
+import { type Dimensions, dimensionsOf, resolveDimensions } from '../sketch/dimensions.js';
 import {
   ADD_SCRIPT,
   INFLIGHT_SCRIPT,
@@ -197,6 +197,10 @@ export class SketchPlace {
     this.hasher = new KeyHasher(k0, k1);
     this.rowCells = new Int32Array(this.depth);
     this.redis = commands(redis);
+  }
+
+  get dimensions(): Dimensions {
+    return dimensionsOf(this.width, this.depth);
   }
 
   /** The Redis key `hotcount:{name}:<part>`. */

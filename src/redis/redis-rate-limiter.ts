@@ -196,6 +196,7 @@ export class RedisRateLimiter extends EventEmitter {
       throw new TypeError('local needs the limiter made with localFirst: { syncMs }');
     }
     const { width, depth } = this;
+    const dimensions = this.place.dimensions;
     return {
       limit: this.limit,
       windowMs: this.windowMs,
@@ -203,7 +204,7 @@ export class RedisRateLimiter extends EventEmitter {
       burst: this.burst,
       // Two snapshots and three deltas of two arrays each.
       memoryBytes: 8 * 4 * width * depth,
-      dimensions: { width, depth, epsilon: Math.E / width, delta: Math.exp(-depth) },
+      dimensions,
       errorBound: null,
       check: (key: Key, cost = 1) => this.checkLocal(key, cost),
     };

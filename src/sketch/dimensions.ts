@@ -27,6 +27,21 @@ export interface DimensionOptions {
   delta?: number;
 }
 
+/** A sketch's dimensions and what they guarantee. */
+export interface Dimensions {
+  width: number;
+  depth: number;
+  /** e / width: an estimate exceeds the true count by more than epsilon * N ... */
+  epsilon: number;
+  /** ... with probability at most e^-depth. */
+  delta: number;
+}
+
+/** The guarantee of a width x depth sketch (Cormode and Muthukrishnan 2005, Theorem 1). */
+export function dimensionsOf(width: number, depth: number): Dimensions {
+  return { width, depth, epsilon: Math.E / width, delta: Math.exp(-depth) };
+}
+
 function probability(name: string, value: unknown): number {
   if (typeof value !== 'number') throw typeError(name, 'a number', value);
   if (!(value > 0 && value < 1)) throw rangeError(name, 'a number in (0, 1)', value);

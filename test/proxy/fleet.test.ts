@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { test } from 'node:test';
 import { listen } from '../helpers/http.js';
 import { runProxy, startProxy } from '../helpers/proxy-cli.js';
-import { RedisServer } from '../helpers/redis.js';
+import { RedisServer, until } from '../helpers/redis.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -104,6 +104,62 @@ test('two proxies with --redis hold one global limit per key, within the stated 
       await once(proxy.child, 'exit');
     }
     client.disconnect();
+    upstream.server.close();
+    await redis.stop();
+  }
+});
+
+test('two proxies with --redis share an inflight limit: requests in progress at one count at the other', async () => {
+  const redis = await RedisServer.start();
+  // An upstream that holds every request until the test lets them go.
+  const waiting: (() => void)[] = [];
+  const upstream = await listen((_req, res) => waiting.push(() => res.end('ok')));
+  const limit = 3;
+  const args = [
+    '--upstream',
+    upstream.url,
+    '--listen',
+    '0',
+    '--inflight',
+    String(limit),
+    '--key',
+    'header:x-api-key',
+    '--redis',
+    redis.url,
+    '--sync',
+    '50ms',
+  ];
+  const first = await startProxy(args, env);
+  const second = await startProxy([...args, '--admin', '0'], env);
+  const inProgress = async () => {
+    const status = (await (await fetch(`${second.admin}/status`)).json()) as {
+      limits: { inflight: { inProgress: number } }[];
+    };
+    return status.limits[0].inflight.inProgress;
+  };
+  const headers = { 'x-api-key': `customer-${process.pid}` };
+  try {
+    const held = Array.from({ length: limit }, () => get(`${first.url}/`, headers));
+    await until(() => waiting.length === limit, "the upstream holding the first proxy's requests");
+    await until(async () => (await inProgress()) === limit, 'the second proxy seeing them');
+    // The fleet holds the limit: the second proxy refuses the key, and other keys pass.
+    assert.equal(await get(`${second.url}/`, headers), 503);
+    const other = get(`${second.url}/`, { 'x-api-key': 'another customer' });
+    await until(() => waiting.length === limit + 1, 'another key passing');
+    for (const done of waiting.splice(0)) done();
+    assert.deepEqual(await Promise.all([...held, other]), [200, 200, 200, 200]);
+    // Released at the first proxy, given back to the fleet: the key passes at the second again.
+    await until(async () => (await inProgress()) === 0, 'the fleet count back to 0');
+    const again = get(`${second.url}/`, headers);
+    await until(() => waiting.length === 1, 'the key passing again');
+    for (const done of waiting.splice(0)) done();
+    assert.equal(await again, 200);
+  } finally {
+    for (const done of waiting.splice(0)) done();
+    for (const proxy of [first, second]) {
+      proxy.child.kill('SIGTERM');
+      await once(proxy.child, 'exit');
+    }
     upstream.server.close();
     await redis.stop();
   }

@@ -527,4 +527,10 @@ test('bad options are refused, naming the option', () => {
     name: 'RangeError',
     message: /timeoutMs/,
   });
+  for (const maker of ['rateLimiter', 'inflightCounter']) {
+    assert.throws(
+      () => new LimitingProxy({ upstream: 'http://127.0.0.1:1', [maker]: 'redis' } as never),
+      { name: 'TypeError', message: new RegExp(`^${maker} must be a function`) },
+    );
+  }
 });

@@ -113,3 +113,43 @@ test('a process killed while holding: the next sync after its lease takes its sh
   assert.equal(survivor.estimate('origin'), 0);
   survivor.close();
 });
+
+test('inflightLimit middleware over a LocalFirstInflight: 503 for what another process holds; total and bound for status pages', async () => {
+  const { inflightLimit } = await import('../../src/http/index.js');
+  const { listen } = await import('../helpers/http.js');
+  const name = `http-${process.pid}-${names++}`;
+  const fleet = fixture.clients.map((redis) => new LocalFirstInflight({ redis, name, ...options }));
+  const limit = inflightLimit({ key: 'header:x-api-key', limit: 2, inflight: fleet[1] });
+  const { server, url } = await listen((req, res) => limit(req, res, () => res.end('ok')));
+  const get = (key: string) => fetch(url, { headers: { 'x-api-key': key } });
+  try {
+    // The key the header gives (http/client-key.ts): the header's name, then its value.
+    const key = 'x-api-key:customer-1';
+    const elsewhere = [fleet[0].acquire(key), fleet[0].acquire(key)];
+    assert.equal((await get('customer-1')).status, 200, 'not yet synced');
+    await fleet[0].flush();
+    await fleet[1].flush();
+    assert.equal(fleet[1].total, 2);
+    assert.equal(fleet[1].errorBound, (2 * Math.E) / fleet[1].width);
+    const refused = await get('customer-1');
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('content-type'), 'application/problem+json');
+    assert.equal((await get('customer-2')).status, 200, 'another key passes');
+    for (const guard of elsewhere) guard.release();
+    await fleet[0].flush();
+    await fleet[1].flush();
+    assert.equal((await get('customer-1')).status, 200);
+    assert.equal(fleet[1].total, 0, 'every response ended: nothing held');
+    assert.throws(() => inflightLimit({ limit: 2, inflight: fleet[1], width: 64 } as never), {
+      name: 'RangeError',
+      message: /width cannot be given beside it/,
+    });
+    assert.throws(() => inflightLimit({ limit: 2, inflight: {} } as never), {
+      name: 'TypeError',
+      message: /inflight must be an InflightCounter/,
+    });
+  } finally {
+    server.close();
+    for (const inflight of fleet) inflight.close();
+  }
+});
