@@ -11,7 +11,6 @@ export {
   type InflightCounter,
   InflightGuard,
   type InflightHandle,
-  type InflightHold,
   type InflightOptions,
 } from './limits/inflight.js';
 export type { LimitSketchOptions } from './limits/options.js';

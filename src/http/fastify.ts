@@ -19,7 +19,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { typeError } from '../errors.js';
-import type { InflightHold } from '../index.js';
+import { InflightGuard } from '../index.js';
 import { type InflightLimitOptions, InflightRule } from './inflight-limit.js';
 import { type RateLimitOptions, RateLimitRule } from './rate-limit.js';
 import { problemBody, type Refusal, withMember } from './responses.js';
@@ -87,11 +87,8 @@ async function hotcountPlugin(app: FastifyInstance, options: HotcountOptions): P
     }
     if (rules.inflight !== null) {
       const entered = rules.inflight.enter(request.raw);
-      if (entered === rules.inflight.refusal) return send(reply, entered);
-      if (entered !== null) {
-        const guard = entered as InflightHold;
-        reply.raw.once('close', () => guard.release());
-      }
+      if (entered instanceof InflightGuard) reply.raw.once('close', () => entered.release());
+      else if (entered !== null) return send(reply, entered);
     }
   });
 }

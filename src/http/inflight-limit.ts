@@ -14,7 +14,7 @@ import { integerIn } from '../errors.js';
 import {
   Inflight,
   type InflightCounter,
-  type InflightHold,
+  InflightGuard,
   type InflightOptions,
   type Key,
 } from '../index.js';
@@ -52,8 +52,7 @@ export class InflightRule {
   readonly inflight: InflightCounter;
   readonly limit: number;
   readonly name: string;
-  /** What `enter` returns for a request over the limit, always this object. */
-  readonly refusal: Refusal;
+  private readonly refusal: Refusal;
   /** Finds a request's key. */
   readonly key: KeyOf;
   private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
@@ -108,13 +107,13 @@ export class InflightRule {
    * Enters `req`: null when skipped; else the guard to give back when the request ends, or the
    * refusal to send. Throws for a key that cannot be found.
    */
-  enter(req: IncomingMessage): InflightHold | Refusal | null {
+  enter(req: IncomingMessage): InflightGuard | Refusal | null {
     if (this.skip?.(req)) return null;
     return this.enterKey(req, this.key(req));
   }
 
   /** The same, for a key already found and without `skip` (for the proxy). */
-  enterKey(req: IncomingMessage, key: Key): InflightHold | Refusal {
+  enterKey(req: IncomingMessage, key: Key): InflightGuard | Refusal {
     const inflight = this.inflight;
     const guard = inflight.tryAcquire(key, this.limit);
     if (guard !== null) return guard;
@@ -142,7 +141,7 @@ export function inflightLimit(
 ): Middleware & { inflight: InflightCounter } {
   const rule = new InflightRule(options);
   const middleware: Middleware = (req, res, next) => {
-    let entered: InflightHold | Refusal | null;
+    let entered: InflightGuard | Refusal | null;
     try {
       entered = rule.enter(req);
     } catch (error) {
@@ -153,11 +152,11 @@ export function inflightLimit(
       next();
       return;
     }
-    if (entered === rule.refusal) {
+    if (!(entered instanceof InflightGuard)) {
       refuse(res, entered);
       return;
     }
-    const guard = entered as InflightHold;
+    const guard = entered;
     res.once('close', () => guard.release());
     try {
       next();

@@ -59,18 +59,9 @@ interface Holding {
   n: number;
 }
 
-/**
- * What an acquisition holds until it is released: an Inflight's guard, or a fleet's (the
- * local-first inflight of hotcount/redis).
- */
-export interface InflightHold {
-  /** The key's estimate just after acquiring (this acquisition included). */
-  readonly count: number;
-  /** Whether it still holds its amount. */
-  readonly held: boolean;
-  /** Gives back what was acquired; later calls do nothing. */
-  release(): void;
-  [Symbol.dispose](): void;
+/** @internal What a guard gives its amount back to: an Inflight, or a fleet's local-first one. */
+export interface GuardOwner {
+  giveBack(guard: InflightGuard, h1: number, h2: number, n: number): void;
 }
 
 /**
@@ -86,21 +77,24 @@ export interface InflightCounter {
   /** How far above the guards held a key's estimate may be, w.p. 1 - delta (epsilon * total). */
   readonly errorBound: number;
   estimate(key: Key): number;
-  acquire(key: Key, n?: number): InflightHold;
-  tryAcquire(key: Key, limit: number, n?: number): InflightHold | null;
+  acquire(key: Key, n?: number): InflightGuard;
+  tryAcquire(key: Key, limit: number, n?: number): InflightGuard | null;
 }
 
-/** One acquisition: `release()` (or `[Symbol.dispose]()`) gives it back, exactly once. */
-export class InflightGuard implements InflightHold {
+/**
+ * One acquisition: `release()` (or `[Symbol.dispose]()`) gives it back, exactly once. It keeps
+ * the key's hash, not the key, so that what it gives back goes to the cells it was added to.
+ */
+export class InflightGuard {
   /** The key's estimate just after acquiring (this acquisition included). */
   readonly count: number;
-  private owner: Inflight | null;
+  private owner: GuardOwner | null;
   private readonly h1: number;
   private readonly h2: number;
   private readonly n: number;
 
   /** @internal */
-  constructor(owner: Inflight, h1: number, h2: number, n: number, count: number) {
+  constructor(owner: GuardOwner, h1: number, h2: number, n: number, count: number) {
     this.count = count;
     this.owner = owner;
     this.h1 = h1;
@@ -126,7 +120,7 @@ export class InflightGuard implements InflightHold {
   }
 }
 
-export class Inflight implements InflightCounter {
+export class Inflight implements InflightCounter, GuardOwner {
   /** @internal */
   readonly sketch: CountMinSketch;
   /** Gives back guards collected unreleased (`reclaimLeaked`), or null. */

@@ -28,13 +28,13 @@ import { InflightRule } from '../http/inflight-limit.js';
 import { checkFunction, fail } from '../http/middleware.js';
 import { RateLimitRule } from '../http/rate-limit.js';
 import { problemBody, type Refusal, refuse, setField } from '../http/responses.js';
-import type {
-  InflightCounter,
-  InflightHold,
-  Key,
-  LimitSketchOptions,
-  RateDecider,
-  RateLimitAlgorithm,
+import {
+  type InflightCounter,
+  InflightGuard,
+  type Key,
+  type LimitSketchOptions,
+  type RateDecider,
+  type RateLimitAlgorithm,
 } from '../index.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 import { parseRate } from './duration.js';
@@ -195,7 +195,7 @@ export class ProxyLimit {
 
 /** A request let through: what it holds until it ends. */
 interface Held {
-  guards: InflightHold[];
+  guards: InflightGuard[];
   limits: ProxyLimit[];
   keys: Key[];
 }
@@ -272,13 +272,13 @@ export class LimitingProxy {
       const limit = covering[i];
       if (limit.inflight === null) continue;
       const entered = limit.inflight.enterKey(req, keys[i]);
-      if (entered === limit.inflight.refusal) {
+      if (!(entered instanceof InflightGuard)) {
         release(held);
         this.traffic.record('inflight_limited');
         send(entered);
         return null;
       }
-      held.guards.push(entered as InflightHold);
+      held.guards.push(entered);
       held.limits.push(limit);
       held.keys.push(keys[i]);
       limit.hot.entered(keys[i]);

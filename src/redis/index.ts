@@ -10,7 +10,6 @@
 export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from './local-first.js';
 export {
   LocalFirstInflight,
-  LocalFirstInflightGuard,
   type LocalFirstInflightOptions,
 } from './local-first-inflight.js';
 export type { PlaceOptions, RedisClient } from './place.js';

@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import type { InflightCounter, InflightHold } from '../limits/inflight.js';
+import { type GuardOwner, type InflightCounter, InflightGuard } from '../limits/inflight.js';
 import { checkCount } from '../limits/options.js';
 import type { Dimensions } from '../sketch/dimensions.js';
 import { cellPairs, clamp } from './delta.js';
@@ -41,40 +41,7 @@ export interface LocalFirstInflightOptions extends PlaceOptions {
 const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'leaseMs', 'timeoutMs'];
 const SATURATED = 0x7fffffff;
 
-/** One acquisition: `release()` gives it back, once. */
-export class LocalFirstInflightGuard implements InflightHold {
-  /** The key's estimate over the fleet just after acquiring (this acquisition included). */
-  readonly count: number;
-  private owner: LocalFirstInflight | null;
-  private readonly cells: Int32Array;
-  private readonly n: number;
-
-  /** @internal */
-  constructor(owner: LocalFirstInflight, cells: Int32Array, n: number, count: number) {
-    this.owner = owner;
-    this.cells = cells;
-    this.n = n;
-    this.count = count;
-  }
-
-  get held(): boolean {
-    return this.owner !== null;
-  }
-
-  /** Gives back what this guard acquired; later calls do nothing. */
-  release(): void {
-    const owner = this.owner;
-    if (owner === null) return;
-    this.owner = null;
-    owner.giveBack(this.cells, this.n);
-  }
-
-  [Symbol.dispose](): void {
-    this.release();
-  }
-}
-
-export class LocalFirstInflight extends EventEmitter implements InflightCounter {
+export class LocalFirstInflight extends EventEmitter implements InflightCounter, GuardOwner {
   readonly name: string;
   readonly width: number;
   readonly depth: number;
@@ -163,28 +130,29 @@ export class LocalFirstInflight extends EventEmitter implements InflightCounter 
   }
 
   /** Adds `n` (default 1) to `key`; the guard gives it back. */
-  acquire(key: Key, n = 1): LocalFirstInflightGuard {
+  acquire(key: Key, n = 1): InflightGuard {
     checkCount('n', n, 1);
-    const cells = this.place.cellsInPlace(key).slice();
+    const place = this.place;
+    const cells = place.cellsInPlace(key);
     this.add(cells, n);
-    return new LocalFirstInflightGuard(this, cells, n, this.least(cells));
+    return new InflightGuard(this, place.h1, place.h2, n, this.least(cells));
   }
 
   /** Adds `n` (default 1) to `key` if its estimate stays within `limit`; else null. */
-  tryAcquire(key: Key, limit: number, n = 1): LocalFirstInflightGuard | null {
+  tryAcquire(key: Key, limit: number, n = 1): InflightGuard | null {
     checkCount('limit', limit, 1);
     checkCount('n', n, 1);
-    const rowCells = this.place.cellsInPlace(key);
-    const count = this.least(rowCells) + n;
+    const place = this.place;
+    const cells = place.cellsInPlace(key);
+    const count = this.least(cells) + n;
     if (count > limit) return null;
-    const cells = rowCells.slice();
     this.add(cells, n);
-    return new LocalFirstInflightGuard(this, cells, n, count);
+    return new InflightGuard(this, place.h1, place.h2, n, count);
   }
 
-  /** @internal A guard's release. */
-  giveBack(cells: Int32Array, n: number): void {
-    this.add(cells, -n);
+  /** @internal A guard's release: its amount back, from the cells of its hash. */
+  giveBack(_guard: InflightGuard, h1: number, h2: number, n: number): void {
+    this.add(this.place.cellsOfHash(h1, h2), -n);
   }
 
   private add(cells: Int32Array, n: number): void {

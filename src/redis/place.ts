@@ -44,10 +44,8 @@ export function decodeCells(stored: Buffer | null, cells: Int32Array): Int32Arra
   return cells;
 }
 
-/** The key's cell in each row, as the local sketch of the same secret and width finds it. */
-function keyCells(hasher: KeyHasher, width: number, depth: number, key: Key, out: Int32Array) {
-  hasher.hash(checkKey('key', key));
-  const { h1, h2 } = hasher;
+/** The cell in each row of the hash (h1, h2), as the local sketch of the same width finds it. */
+function hashCells(h1: number, h2: number, width: number, depth: number, out: Int32Array) {
   for (let row = 0; row < depth; row++) {
     const g = (h1 + Math.imul(row, h2)) >>> 0;
     out[row] = row * width + ((g * width * INV_2_32) | 0);
@@ -215,12 +213,28 @@ export class SketchPlace {
 
   /** The key's cell in each row, a new array (for arguments to Redis). */
   cellsOf(key: Key): number[] {
-    return Array.from(keyCells(this.hasher, this.width, this.depth, key, this.rowCells));
+    return Array.from(this.cellsInPlace(key));
   }
 
   /** The key's cell in each row, in an array of this place's, overwritten by the next call. */
   cellsInPlace(key: Key): Int32Array {
-    return keyCells(this.hasher, this.width, this.depth, key, this.rowCells);
+    const hasher = this.hasher;
+    hasher.hash(checkKey('key', key));
+    return hashCells(hasher.h1, hasher.h2, this.width, this.depth, this.rowCells);
+  }
+
+  /** The cells of a hash `cellsInPlace` made (its `h1`, `h2`), in the same array. */
+  cellsOfHash(h1: number, h2: number): Int32Array {
+    return hashCells(h1, h2, this.width, this.depth, this.rowCells);
+  }
+
+  /** The two words of the last key `cellsInPlace` hashed (a guard keeps them, not the key). */
+  get h1(): number {
+    return this.hasher.h1;
+  }
+
+  get h2(): number {
+    return this.hasher.h2;
   }
 
   /** Whether the shape was checked already (the hot path then skips `checkShape`). */

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { LocalFirstInflight, type LocalFirstInflightGuard } from '../../src/redis/index.js';
+import type { InflightGuard } from '../../src/index.js';
+import { LocalFirstInflight } from '../../src/redis/index.js';
 import { fleetChild, RedisServer, redisForFile } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(52);
@@ -27,7 +28,7 @@ test('property: after every process syncs, each sees the fleet holding exactly w
       const fleet = fixture.clients.map(
         (redis) => new LocalFirstInflight({ redis, name, ...options }),
       );
-      const held: { guard: LocalFirstInflightGuard; key: number; n: number }[] = [];
+      const held: { guard: InflightGuard; key: number; n: number }[] = [];
       const truth = new Map<number, number>();
       const syncAll = async () => {
         await fleet[0].flush();
