@@ -20,6 +20,7 @@ import {
   WINDOW_PUSH_SCRIPT,
   WINDOW_SCRIPT,
 } from './scripts.js';
+import { type WriteGroups, writeGroupsOf } from './write-groups.js';
 
 /** The local sketch's multiply-shift, in the same doubles (see sketch/count-min.ts). */
 const INV_2_32 = 1 / 4294967296;
@@ -160,6 +161,7 @@ export class SketchPlace {
   readonly header: string;
   private readonly hasher: KeyHasher;
   private readonly rowCells: Int32Array;
+  private readonly groups: WriteGroups;
   private readonly rule: string;
   /** What a refusal calls the structure, and what else Redis may hold under its name. */
   private readonly noun: string;
@@ -195,6 +197,17 @@ export class SketchPlace {
     this.hasher = new KeyHasher(k0, k1);
     this.rowCells = new Int32Array(this.depth);
     this.redis = commands(redis);
+    this.groups = writeGroupsOf(redis);
+  }
+
+  /**
+   * The client, for a command sent now on a call's path (a check, an increment): it is written
+   * with the other calls of its tick, in groups (write-groups.ts). Syncs, one per syncMs, use
+   * `redis`.
+   */
+  grouped(): RedisClient & HotcountCommands {
+    this.groups.next();
+    return this.redis;
   }
 
   get dimensions(): Dimensions {

@@ -67,9 +67,10 @@ export class RedisCountMinSketch {
    */
   async increment(key: Key, by = 1): Promise<number> {
     checkAmount(by);
-    const { redis, shape } = this.place;
+    const shape = this.place.shape;
     const cells = this.place.cellsOf(key);
     const { cells: cellsKey, header } = this.keys;
+    const redis = this.place.grouped();
     const run = this.conservative ? redis.hotcountRaise : redis.hotcountAdd;
     return this.refused(run.call(redis, cellsKey, header, shape, by, ...cells));
   }
@@ -80,10 +81,10 @@ export class RedisCountMinSketch {
     if (this.conservative) {
       throw new TypeError('decrement needs a plain sketch: conservative update cannot undo');
     }
-    const { redis, shape } = this.place;
+    const shape = this.place.shape;
     const cells = this.place.cellsOf(key);
     const { cells: cellsKey, header } = this.keys;
-    return this.refused(redis.hotcountAdd(cellsKey, header, shape, -by, ...cells));
+    return this.refused(this.place.grouped().hotcountAdd(cellsKey, header, shape, -by, ...cells));
   }
 
   /** The key's estimate: the least of its cells, read in one round trip. */
@@ -92,11 +93,9 @@ export class RedisCountMinSketch {
     await this.checkShape();
     const args: (string | number)[] = [];
     for (const cell of cells) args.push('GET', 'i32', `#${cell}`);
-    const values = (await this.place.redis.call(
-      'BITFIELD_RO',
-      this.keys.cells,
-      ...args,
-    )) as number[];
+    const values = (await this.place
+      .grouped()
+      .call('BITFIELD_RO', this.keys.cells, ...args)) as number[];
     let least = SATURATED;
     for (const value of values) if (value < least) least = value;
     return least;

@@ -120,12 +120,9 @@ export class RedisInflight {
   /** One operation in Redis: [done, the key's estimate]. */
   private run(op: string, id: number, n: number, limit: number, cells: number[]) {
     const args = [this.place.shape, op, this.processId, this.leaseMs, id, n, limit];
-    const call = this.place.redis.hotcountInflight(
-      ...this.keys,
-      ...args,
-      this.guardsPrefix,
-      ...cells,
-    );
+    const call = this.place
+      .grouped()
+      .hotcountInflight(...this.keys, ...args, this.guardsPrefix, ...cells);
     return withDeadline(call, this.timeoutMs).catch((error) => {
       throw this.place.refusal(error);
     });

@@ -265,16 +265,18 @@ export class RedisRateLimiter extends EventEmitter {
     const keys = [place.header, this.windowKey(window - 1)] as const;
     const expireMs = (window + 2) * spanMs - time;
     if (grid === null) {
-      const [found, previous, ceiling] = await place.redis.hotcountWindow(
-        this.windowKey(window),
-        ...keys,
-        's',
-        cost,
-        expireMs,
-        limit,
-        elapsed / spanMs,
-        ...cells,
-      );
+      const [found, previous, ceiling] = await place
+        .grouped()
+        .hotcountWindow(
+          this.windowKey(window),
+          ...keys,
+          's',
+          cost,
+          expireMs,
+          limit,
+          elapsed / spanMs,
+          ...cells,
+        );
       const allowed = found <= ceiling;
       // A refused request was not counted: its count is what the key had.
       const count = cost === 0 || allowed ? found : found - cost;
@@ -284,17 +286,19 @@ export class RedisRateLimiter extends EventEmitter {
     const nowTicks = Math.floor(elapsed * ticksPerMs);
     // A cost over burst can never pass: peek, as the local limiter does.
     const amount = cost > this.burst ? 0 : cost * intervalTicks;
-    const [found, , ceiling, floor] = await place.redis.hotcountWindow(
-      this.windowKey(window),
-      ...keys,
-      'g',
-      amount,
-      expireMs,
-      spanMs * ticksPerMs,
-      nowTicks,
-      horizonTicks,
-      ...cells,
-    );
+    const [found, , ceiling, floor] = await place
+      .grouped()
+      .hotcountWindow(
+        this.windowKey(window),
+        ...keys,
+        'g',
+        amount,
+        expireMs,
+        spanMs * ticksPerMs,
+        nowTicks,
+        horizonTicks,
+        ...cells,
+      );
     let tat: number;
     let allowed: boolean;
     if (amount === 0) {

@@ -86,9 +86,18 @@ test('one Redis string per sketch, under a hash tag; memory is the cells, whatev
     cells: `hotcount:{${name}}:cells`,
     header: `hotcount:{${name}}:header`,
   });
+  // 5,000 calls in flight at once, written in groups: every one counted, and each answered
+  // with its own estimate (the replies matched to their calls, in order).
+  const local = new CountMinSketch({ secret, width: 1024, depth: 4 });
   const pipeline = [];
-  for (let i = 0; i < 5000; i++) pipeline.push(sketch.increment(`client-${i}`));
-  await Promise.all(pipeline);
+  const expected = [];
+  for (let i = 0; i < 5000; i++) {
+    const key = `client-${i % 1700}`;
+    pipeline.push(sketch.increment(key));
+    expected.push(local.increment(key));
+  }
+  assert.deepEqual(await Promise.all(pipeline), expected);
+  assert.deepEqual((await sketch.toSketch()).toBytes(), local.toBytes());
   assert.equal(await sketch.total, 5000);
   assert.ok((await redis.strlen(sketch.keys.cells)) <= 1024 * 4 * 4);
   assert.deepEqual((await redis.keys(`hotcount:{${name}}:*`)).sort(), [
