@@ -7,7 +7,8 @@
  *   seed workload's 1M client addresses drawn uniformly; runs alternate, 5 rounds.
  * - Redis memory: `used_memory` on a flushed server, after 100k and after 1M distinct clients,
  *   one call each, once for each limiter.
- * - local-first: `check` (awaited, 64 in flight) in the same rotation as the two above, and
+ * - local-first: `check` (awaited, 64 in flight) against the peer in a rotation of their own,
+ *   after the one above (its syncs would load Redis during the direct limiter's runs), and
  *   `checkLocal` against a local-only RateLimiter.check in a loop of its own (redis-fleet.ts has
  *   the fleet's rows: Redis commands per second, two proxies).
  */
@@ -131,8 +132,26 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
       duration: WINDOW_MS / 1000,
       keyPrefix: 'bench-peer',
     });
-    // A client of its own: its syncs (a push and two windows back every 50 ms) must not queue
-    // on the direct limiter's connection while that one is timed.
+    let offset = 0;
+    const competitor = (name: string, call: Call, settle?: () => Promise<void>) => ({
+      name,
+      run: async (count: number) => {
+        const ns = await drive(call, keys, events, offset, count);
+        offset += count;
+        await settle?.();
+        return ns;
+      },
+    });
+    const against = competitor('RateLimiterRedis.consume', (key) => peer.consume(key));
+    // 13.1 first, with nothing else talking to Redis.
+    const results = await rotateAsync(
+      [competitor('RedisRateLimiter.check', (key) => hotcount.check(key)), against],
+      { operations: CALLS, warmupOperations: 5_000, runs, log },
+    );
+    // Then 13.4, against the peer again. The local-first limiter syncs on a client of its own
+    // (so that its pushes and pulls do not queue on another limiter's connection) every 50 ms;
+    // its counts are pushed after each of its runs, untimed: a run's 100k distinct clients make
+    // pushes that keep Redis busy for a while, and would slow the peer's run after it.
     const localFirst = new RedisRateLimiter({
       redis: syncing,
       name: 'bench-local-first',
@@ -142,20 +161,17 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
       localFirst: { syncMs: 50 },
     });
     await localFirst.flush();
-    let offset = 0;
-    const competitor = (name: string, call: Call) => ({
-      name,
-      run: async (count: number) => {
-        const ns = await drive(call, keys, events, offset, count);
-        offset += count;
-        return ns;
-      },
-    });
-    const results = await rotateAsync(
+    const firstResults = await rotateAsync(
       [
-        competitor('RedisRateLimiter.check', (key) => hotcount.check(key)),
-        competitor('RateLimiterRedis.consume', (key) => peer.consume(key)),
-        competitor('local-first check', (key) => localFirst.check(key)),
+        against,
+        competitor(
+          'local-first check',
+          (key) => localFirst.check(key),
+          async () => {
+            await localFirst.flush();
+            await localFirst.flush();
+          },
+        ),
       ],
       { operations: CALLS, warmupOperations: 5_000, runs, log },
     );
@@ -164,8 +180,9 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
     const ratios = ratiosOf(theirNs, ourNs);
     const ratio = median(ratios);
     const perSecond = (ns: number[]) => Math.round(1e9 / median(ns));
-    const firstNs = results.get('local-first check') ?? [];
-    const firstRatios = ratiosOf(theirNs, firstNs);
+    const firstNs = firstResults.get('local-first check') ?? [];
+    const peerNs = firstResults.get('RateLimiterRedis.consume') ?? [];
+    const firstRatios = ratiosOf(peerNs, firstNs);
     const rows: Row[] = [
       {
         case: `13.1 RedisRateLimiter.check vs rate-limiter-flexible RateLimiterRedis.consume, same redis-server, ${IN_FLIGHT} in flight`,
@@ -175,14 +192,14 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
       },
       {
         case: `13.4 local-first RedisRateLimiter.check (awaited, syncMs 50) vs RateLimiterRedis.consume, same redis-server, ${IN_FLIGHT} in flight`,
-        measured: `${formatRatio(median(firstRatios))} the calls/s (runs ${formatRange(firstRatios, formatRatio)}; ${perSecond(firstNs)} against ${perSecond(theirNs)} calls/s)`,
+        measured: `${formatRatio(median(firstRatios))} the calls/s (runs ${formatRange(firstRatios, formatRatio)}; ${perSecond(firstNs)} against ${perSecond(peerNs)} calls/s)`,
         target: '>= 50x',
         met: median(firstRatios) >= 50,
       },
     ];
     await localFirst.close();
     const hotPath = localFirstRow(options, keys, events, secret, syncing);
-    const syncRatio = median(theirNs) / hotPath.checkLocalNs;
+    const syncRatio = median(peerNs) / hotPath.checkLocalNs;
     rows[1].measured += `; checkLocal, synchronous (13.3): ${Math.round(1e9 / hotPath.checkLocalNs)} calls/s, ${formatRatio(syncRatio)}`;
     rows.push(hotPath.row);
 

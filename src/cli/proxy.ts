@@ -229,6 +229,9 @@ function fleetOf(url: string | undefined, sync: string | undefined, options: Pro
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
+    if (syncMs > 3_600_000) {
+      throw new UsageError(`--sync must be at most 1h; received '${sync}'`);
+    }
   }
   return { url, secret, syncMs };
 }

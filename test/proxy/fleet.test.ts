@@ -34,6 +34,9 @@ test('--redis needs the fleet secret, refuses gcra, and names a bad URL', () => 
   const sync = runProxy([...args, '--sync', '10ms'], env);
   assert.equal(sync.status, 2);
   assert.match(sync.stderr, /--sync needs --redis/);
+  const long = runProxy([...args, '--redis', 'redis://127.0.0.1:1', '--sync', '2h'], env);
+  assert.equal(long.status, 2);
+  assert.match(long.stderr, /--sync must be at most 1h/);
 });
 
 test('two proxies with --redis hold one global limit per key, within the stated overshoot bound', async (t) => {
