@@ -24,6 +24,7 @@ import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { type GuardOwner, type InflightCounter, InflightGuard } from '../limits/inflight.js';
 import { checkCount } from '../limits/options.js';
+import { SATURATED } from '../sketch/counters.js';
 import type { Dimensions } from '../sketch/dimensions.js';
 import { cellPairs, clamp } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
@@ -39,7 +40,6 @@ export interface LocalFirstInflightOptions extends PlaceOptions {
 }
 
 const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'leaseMs', 'timeoutMs'];
-const SATURATED = 0x7fffffff;
 
 export class LocalFirstInflight extends EventEmitter implements InflightCounter, GuardOwner {
   readonly name: string;
@@ -202,7 +202,7 @@ export class LocalFirstInflight extends EventEmitter implements InflightCounter,
     if (fresh === 1) sent.fill(0);
     for (let at = 0; at < pairs.length; at += 8)
       sent[pairs.readUInt32BE(at)] = pairs.readInt32BE(at + 4);
-    decodeCells(stored.length === 0 ? null : stored, this.counts);
+    decodeCells(stored, this.counts);
   }
 
   /** Stops syncing; what this process holds goes from Redis leaseMs after its last sync. */

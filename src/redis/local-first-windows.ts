@@ -115,10 +115,10 @@ export class LocalFirstWindows {
       const [stored, before] = await withDeadline(push, timeoutMs);
       // The clock may have rolled meanwhile: each string goes where its window now is.
       if (this.window === window) {
-        decodeCells(stored.length === 0 ? null : stored, this.current);
-        decodeCells(before.length === 0 ? null : before, this.previous);
+        decodeCells(stored, this.current);
+        decodeCells(before, this.previous);
       } else if (this.window === window + 1) {
-        decodeCells(stored.length === 0 ? null : stored, this.previous);
+        decodeCells(stored, this.previous);
       }
       delta.sent(seq);
     }

@@ -18,6 +18,7 @@ import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { checkAmount } from '../sketch/count-min.js';
+import { SATURATED } from '../sketch/counters.js';
 import { clamp, Delta } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
@@ -35,7 +36,6 @@ export interface LocalFirstOptions extends PlaceOptions {
 export type LocalFirstStatus = SyncStatus;
 
 const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'timeoutMs'];
-const SATURATED = 0x7fffffff;
 
 export class LocalFirstSketch extends EventEmitter {
   readonly name: string;
@@ -139,7 +139,7 @@ export class LocalFirstSketch extends EventEmitter {
     } catch (error) {
       throw this.place.refusal(error);
     }
-    decodeCells(stored.length === 0 ? null : stored, this.snapshot);
+    decodeCells(stored, this.snapshot);
     delta.sent(seq);
   }
 

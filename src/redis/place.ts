@@ -29,7 +29,8 @@ export type RedisClient = Redis | Cluster;
 
 /**
  * The cells of a Redis string, into `cells`: BITFIELD's integers are big-endian, and a string
- * shorter than the sketch (Redis grows it as cells are written) ends in zeros.
+ * shorter than the sketch (Redis grows it as cells are written) ends in zeros; a missing or empty
+ * one is all zeros.
  */
 export function decodeCells(stored: Buffer | null, cells: Int32Array): Int32Array {
   cells.fill(0);

@@ -21,6 +21,7 @@ import { checkOptionNames, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { secretFingerprint } from '../hash/secret.js';
 import { CountMinSketch, checkAmount } from '../sketch/count-min.js';
+import { SATURATED } from '../sketch/counters.js';
 import { encodeSketch } from '../sketch/format.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 
@@ -30,8 +31,6 @@ export interface RedisCountMinOptions extends PlaceOptions {
 }
 
 const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'conservative'];
-
-const SATURATED = 0x7fffffff;
 
 export class RedisCountMinSketch {
   readonly name: string;

@@ -42,6 +42,7 @@ import {
   slidingDecision,
 } from '../limits/rate-limiter.js';
 import { checkClock, readClock } from '../limits/windows.js';
+import { SATURATED } from '../sketch/counters.js';
 import { clamp } from './delta.js';
 import { LocalFirstWindows } from './local-first-windows.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
@@ -88,7 +89,6 @@ const OPTION_NAMES = [
   'timeoutMs',
   'onStale',
 ];
-const SATURATED = 0x7fffffff;
 
 export class RedisRateLimiter extends EventEmitter {
   readonly name: string;
