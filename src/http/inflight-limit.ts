@@ -19,7 +19,13 @@ import {
   type Key,
 } from '../index.js';
 import type { KeyOf } from './client-key.js';
-import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
+import {
+  fail,
+  httpOptions,
+  type LimitHttpOptions,
+  type Middleware,
+  madeElsewhere,
+} from './middleware.js';
 import { type Refusal, refuse } from './responses.js';
 
 /** What onLimit is told of a refusal: the limit, and the count the request would have made. */
@@ -69,27 +75,16 @@ export class InflightRule {
     const { limit: limited, retryAfterS: retry, ...counted } = rest;
     this.limit = integerIn('limit', limited, 1, 0x7fffffff);
     const retryAfterS = integerIn('retryAfterS', retry ?? 1, 1, 86_400);
-    if ('inflight' in counted) {
-      const { inflight, ...others } = counted as { inflight: InflightCounter };
-      if (
-        inflight === null ||
-        typeof inflight !== 'object' ||
-        typeof inflight.tryAcquire !== 'function'
-      ) {
-        throw new TypeError(
-          `inflight must be an InflightCounter (an Inflight, or a LocalFirstInflight); received ${String(inflight)}`,
-        );
-      }
-      const extra = Object.keys(others);
-      if (extra.length > 0) {
-        throw new RangeError(
-          `inflight brings its own sketch: ${extra.join(', ')} cannot be given beside it`,
-        );
-      }
-      this.inflight = inflight;
-    } else {
-      this.inflight = new Inflight(counted as InflightOptions);
-    }
+    this.inflight =
+      'inflight' in counted
+        ? madeElsewhere<InflightCounter>(
+            counted,
+            'inflight',
+            'tryAcquire',
+            'an InflightCounter (an Inflight, or a LocalFirstInflight)',
+            'its own sketch',
+          )
+        : new Inflight(counted as InflightOptions);
     this.name = name;
     this.key = key;
     this.skip = skip;

@@ -46,6 +46,36 @@ export function checkBoolean(name: string, value: unknown): boolean {
   return value;
 }
 
+/**
+ * A limit's `option` given something made elsewhere (a fleet's local-first limiter or counter)
+ * instead of its own options: checked to be an object with `method`, alone (it brings its own
+ * sketch, so no sketch option may come beside it). `rest` is the limit's options less the HTTP
+ * ones and those the rule keeps.
+ */
+export function madeElsewhere<T>(
+  rest: Record<string, unknown>,
+  option: string,
+  method: string,
+  kind: string,
+  brings: string,
+): T {
+  const { [option]: made, ...others } = rest;
+  if (
+    made === null ||
+    typeof made !== 'object' ||
+    typeof (made as Record<string, unknown>)[method] !== 'function'
+  ) {
+    throw new TypeError(`${option} must be ${kind}; received ${String(made)}`);
+  }
+  const extra = Object.keys(others);
+  if (extra.length > 0) {
+    throw new RangeError(
+      `${option} brings ${brings}: ${extra.join(', ')} cannot be given beside it`,
+    );
+  }
+  return made as T;
+}
+
 /** The options every limit's middleware takes, beside its limit's own. */
 export interface LimitHttpOptions<Decision> extends ClientKeyOptions {
   /** The limit's name, in the fields and refusals. */

@@ -16,7 +16,13 @@ import {
   type RateLimiterOptions,
 } from '../index.js';
 import type { KeyOf } from './client-key.js';
-import { fail, httpOptions, type LimitHttpOptions, type Middleware } from './middleware.js';
+import {
+  fail,
+  httpOptions,
+  type LimitHttpOptions,
+  type Middleware,
+  madeElsewhere,
+} from './middleware.js';
 import { type Refusal, refuse, retryAfterSeconds, setField } from './responses.js';
 
 /** The fields a decision adds, and the refusal to send (null when the request goes on). */
@@ -51,23 +57,16 @@ export class RateLimitRule {
       RateLimitDecision,
       RateLimitRuleOptions
     >(options, 'an object with limit and windowMs', 'rate');
-    if ('limiter' in rest) {
-      const { limiter, ...others } = rest as { limiter: RateDecider };
-      if (limiter === null || typeof limiter !== 'object' || typeof limiter.check !== 'function') {
-        throw new TypeError(
-          `limiter must be a RateDecider (a RateLimiter, or a local-first RedisRateLimiter's local); received ${String(limiter)}`,
-        );
-      }
-      const extra = Object.keys(others);
-      if (extra.length > 0) {
-        throw new RangeError(
-          `limiter brings its own limit, window and sketch: ${extra.join(', ')} cannot be given beside it`,
-        );
-      }
-      this.limiter = limiter;
-    } else {
-      this.limiter = new RateLimiter(rest as RateLimiterOptions);
-    }
+    this.limiter =
+      'limiter' in rest
+        ? madeElsewhere<RateDecider>(
+            rest,
+            'limiter',
+            'check',
+            "a RateDecider (a RateLimiter, or a local-first RedisRateLimiter's local)",
+            'its own limit, window and sketch',
+          )
+        : new RateLimiter(rest as RateLimiterOptions);
     this.name = name;
     this.key = key;
     this.skip = skip;
