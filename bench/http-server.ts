@@ -2,8 +2,7 @@
  * One server of the http suite, in a process of its own (so that autocannon, in the suite's
  * process, does not share its event loop): `node http-server.js <case>`. Listens on a free
  * loopback port, prints `{ "port": N }`, and serves `hello` until killed. Every limiter allows
- * every request (1e9 a minute), so each does the same work: count and decide. The proxy cases
- * take their upstream's URL as a second argument.
+ * every request (1e9 a minute), so each does the same work: count and decide.
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import fastifyRateLimit from '@fastify/rate-limit';
@@ -12,7 +11,6 @@ import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
 import hotcount from '../src/http/fastify.js';
 import { rateLimit } from '../src/http/index.js';
-import { LimitingProxy } from '../src/proxy/index.js';
 
 export const HTTP_CASES = [
   'node:http',
@@ -21,8 +19,6 @@ export const HTTP_CASES = [
   'express + express-rate-limit',
   'fastify + hotcount plugin',
   'fastify + @fastify/rate-limit',
-  'proxy',
-  'proxy + limits',
 ] as const;
 export type HttpCase = (typeof HTTP_CASES)[number];
 
@@ -40,16 +36,8 @@ function listen(handler: RequestListener | Server): void {
   });
 }
 
-async function main(which: HttpCase, upstream: string | undefined): Promise<void> {
+async function main(which: HttpCase): Promise<void> {
   switch (which) {
-    case 'proxy':
-    case 'proxy + limits': {
-      // In front of `upstream` (a 'node:http' server of its own process); the limits allow every
-      // request, as above, and hold an inflight place for each.
-      const limits =
-        which === 'proxy' ? [] : [{ rate: { limit: LIMIT, windowMs: WINDOW_MS }, inflight: LIMIT }];
-      return listen(new LimitingProxy({ upstream: upstream as string, limits }).server);
-    }
     case 'node:http':
       return listen((_req, res) => res.end('hello'));
     case 'node:http + rateLimit': {
@@ -97,4 +85,4 @@ const which = process.argv[2] as HttpCase;
 if (!HTTP_CASES.includes(which)) {
   throw new RangeError(`case must be one of ${HTTP_CASES.join(', ')}; got ${which}`);
 }
-await main(which, process.argv[3]);
+await main(which);

@@ -28,12 +28,8 @@ interface Load {
   p99: number;
 }
 
-async function start(
-  which: HttpCase,
-  upstream?: string,
-): Promise<{ child: ChildProcess; port: number }> {
-  const args = upstream === undefined ? [SERVER, which] : [SERVER, which, upstream];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+async function start(which: HttpCase): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [SERVER, which], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [chunk] = (await once(child.stdout as NonNullable<typeof child.stdout>, 'data')) as [
     Buffer,
   ];
@@ -41,13 +37,7 @@ async function start(
 }
 
 async function load(which: HttpCase): Promise<Load> {
-  // A proxy case runs in front of an upstream of its own, a 'node:http' server in a third
-  // process: the client, the proxy and the upstream share the machine's cores.
-  const upstream = which.startsWith('proxy') ? await start('node:http') : null;
-  const { child, port } = await start(
-    which,
-    upstream === null ? undefined : `http://127.0.0.1:${upstream.port}`,
-  );
+  const { child, port } = await start(which);
   try {
     // A short warm-up, so that each server runs optimized code when measured.
     await autocannon({ url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, duration: 1 });
@@ -61,10 +51,8 @@ async function load(which: HttpCase): Promise<Load> {
     }
     return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
   } finally {
-    for (const started of upstream === null ? [child] : [child, upstream.child]) {
-      started.kill();
-      await once(started, 'exit');
-    }
+    child.kill();
+    await once(child, 'exit');
   }
 }
 
@@ -129,14 +117,6 @@ export async function httpSuite(options: BenchOptions): Promise<Row[]> {
       'fastify + @fastify/rate-limit',
       '12.2 Fastify + the hotcount plugin vs Fastify + @fastify/rate-limit',
       1,
-    ),
-    await pair(options, 'proxy', 'node:http', '12.5 hotcount proxy vs the upstream directly', 0.7),
-    await pair(
-      options,
-      'proxy + limits',
-      'proxy',
-      '12.6 hotcount proxy with limits (rate and inflight) vs without',
-      0.9,
     ),
   ];
 }

@@ -27,6 +27,7 @@ import {
   type Suite,
 } from './measure.js';
 import { memorySuite } from './memory.js';
+import { proxySuite } from './proxy.js';
 import { redisSuite } from './redis.js';
 import { sharedSuite } from './shared.js';
 import { tableSuite } from './table.js';
@@ -43,6 +44,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['limits', limitsSuite],
   ['http', httpSuite],
   ['http-keys', httpKeysSuite],
+  ['proxy', proxySuite],
   ['redis', redisSuite],
 ];
 

@@ -30,7 +30,7 @@ export function createAdminServer(proxy: LimitingProxy): Server {
       body = JSON.stringify(statusOf(proxy));
       type = 'application/json';
     } else if (path === '/metrics') {
-      body = metricsText(statusOf(proxy));
+      body = metricsText(statusOf(proxy), proxy.traffic);
       type = METRICS_CONTENT_TYPE;
     } else {
       res

@@ -3,7 +3,9 @@
  * proxy needs no dependency: per metric a `# HELP` and a `# TYPE` line, then its samples;
  * label values escaped (backslash, double quote, line feed); counters named `_total`.
  */
+import { BUCKETS_S, type Latency } from './latency.js';
 import type { ProxyStatus } from './status.js';
+import type { Traffic } from './traffic.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -29,7 +31,19 @@ function metric(name: string, type: 'counter' | 'gauge', help: string, samples: 
   return out;
 }
 
-export function metricsText(status: ProxyStatus): string {
+/** A histogram's lines: cumulative `_bucket{le}`, `_sum` (seconds) and `_count`. */
+function histogram(name: string, help: string, latency: Latency): string {
+  let out = `# HELP ${name} ${help}\n# TYPE ${name} histogram\n`;
+  let below = 0;
+  for (let b = 0; b <= BUCKETS_S.length; b++) {
+    below += latency.counts[b];
+    const le = b === BUCKETS_S.length ? '+Inf' : String(BUCKETS_S[b]);
+    out += `${name}_bucket{le="${le}"} ${below}\n`;
+  }
+  return `${out}${name}_sum ${latency.sum}\n${name}_count ${latency.count}\n`;
+}
+
+export function metricsText(status: ProxyStatus, traffic: Traffic): string {
   const limits = status.limits;
   return [
     metric(
@@ -43,6 +57,28 @@ export function metricsText(status: ProxyStatus): string {
       'counter',
       'Requests the upstream failed: refused or reset (502), or silent past the timeout (504).',
       Object.entries(status.upstreamErrors).map(([kind, count]) => [{ kind }, count]),
+    ),
+    metric(
+      'hotcount_rejected_total',
+      'counter',
+      'Requests refused before any limit: a target over maxUrlLength (414), ambiguous framing (400).',
+      Object.entries(status.rejected).map(([reason, count]) => [{ reason }, count]),
+    ),
+    metric(
+      'hotcount_connections_refused_total',
+      'counter',
+      'Client connections past maxConnections: answered 503, or past twice it closed.',
+      [[{}, status.connectionsRefused]],
+    ),
+    histogram(
+      'hotcount_request_duration_seconds',
+      "Requests let through, from the head read to the response's end.",
+      traffic.total,
+    ),
+    histogram(
+      'hotcount_upstream_duration_seconds',
+      "Requests let through, from sent upstream to the upstream's response in full.",
+      traffic.upstream,
     ),
     metric('hotcount_inflight', 'gauge', 'Requests in progress through the proxy.', [
       [{}, status.inflight],

@@ -2,7 +2,7 @@
  * The limiting reverse proxy: node:http in front of one upstream, with limits per key decided
  * before the upstream is touched (503 when a key has too many requests in progress, 429 when
  * its rate is too high) by the same rules as the middleware (http/rate-limit.ts,
- * http/inflight-limit.ts), then the request forwarded (forward.ts) on a keep-alive agent.
+ * http/inflight-limit.ts), then the request forwarded (forward.ts) on undici's Pool.
  *
  * Each limit applies to the paths under its `prefix` and counts under its own key kind (client
  * IP, a header); a request meets every limit whose prefix it falls under. Inflight limits are
@@ -12,10 +12,23 @@
  * WebSocket (and any HTTP/1.1) upgrades pass through under the same limits: the guard is held
  * as long as the tunnel is open. Shutdown (`close`) stops accepting, lets requests in progress
  * finish until a deadline, then cuts what is left.
+ *
+ * Facing clients it does not trust, before any limit is counted:
+ * - framing two parsers could read differently (request smuggling) is answered 400 and the
+ *   connection closed (fields.ts says why node:http's own check is not relied on alone);
+ * - a head over `maxHeaderSize` is node:http's 431, a target over `maxUrlLength` a 414;
+ * - a client slow to send its head is cut after `headersTimeout`, its whole request after
+ *   `requestTimeout`, an idle keep-alive connection after `keepAliveTimeout` (node:http checks
+ *   these every second here, not every 30 s as by default, so a slowloris holds a socket for
+ *   `headersTimeout` and about a second more);
+ * - past `maxConnections` open client connections, a new connection's request is answered 503
+ *   and the connection closed; past twice as many, a new connection is closed unanswered, so
+ *   that a flood costs no more than the sockets the kernel hands over;
+ * - the upstream gets at most `upstreamConnections` connections whatever the load: requests
+ *   past them wait in the pool's queue, which the client connections bound.
  */
 import { once } from 'node:events';
 import {
-  Agent,
   createServer,
   type IncomingMessage,
   request,
@@ -23,6 +36,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Socket } from 'node:net';
+import { Pool } from 'undici';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { InflightRule } from '../http/inflight-limit.js';
 import { checkFunction, fail } from '../http/middleware.js';
@@ -38,12 +52,13 @@ import {
 } from '../index.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 import { parseRate } from './duration.js';
+import { requestFields, upgradeFields } from './fields.js';
 import {
-  forward,
-  giveUpAfter,
+  Exchange,
+  type ExchangeOwner,
+  TIMED_OUT,
   type Upstream,
   upstreamFailure,
-  upstreamHeaders,
 } from './forward.js';
 import { HotKeys, Traffic } from './traffic.js';
 
@@ -71,6 +86,20 @@ export interface ProxyOptions extends Omit<LimitSketchOptions, 'shared'> {
   ipv6Prefix?: number;
   /** How long the upstream may stay silent before a 504. Default 30,000 ms. */
   timeoutMs?: number;
+  /** Most connections open to the upstream at once. Default 256. */
+  upstreamConnections?: number;
+  /** Most client connections open at once; more are answered 503. Default 10,000. */
+  maxConnections?: number;
+  /** How long a client has to send its request's head. Default 10,000 ms. */
+  headersTimeout?: number;
+  /** How long a client has to send its whole request, body included. Default 60,000 ms. */
+  requestTimeout?: number;
+  /** How long an idle keep-alive client connection stays open. Default 5,000 ms. */
+  keepAliveTimeout?: number;
+  /** Most bytes of a request's head (request line and fields); more get 431. Default 16 KiB. */
+  maxHeaderSize?: number;
+  /** Most characters of a request target (path and query); more get 414. Default 8,192. */
+  maxUrlLength?: number;
   /**
    * Makes the rate limiter of each limit that has a rate, instead of a local RateLimiter: for a
    * fleet of proxies, a local-first RedisRateLimiter's `local` (see `hotcount proxy --redis`).
@@ -98,12 +127,26 @@ export interface RateLimiterSpec {
   burst?: number;
 }
 
+/** The options about clients and connections, with their defaults (the CLI's help says them). */
+export const SERVER_DEFAULTS = {
+  upstreamConnections: 256,
+  maxConnections: 10_000,
+  headersTimeout: 10_000,
+  requestTimeout: 60_000,
+  keepAliveTimeout: 5_000,
+  maxHeaderSize: 16_384,
+  maxUrlLength: 8_192,
+} as const;
+type ServerOptionName = keyof typeof SERVER_DEFAULTS;
+const SERVER_OPTION_NAMES = Object.keys(SERVER_DEFAULTS) as ServerOptionName[];
+
 const OPTION_NAMES = [
   'upstream',
   'limits',
   'trustProxy',
   'ipv6Prefix',
   'timeoutMs',
+  ...SERVER_OPTION_NAMES,
   'rateLimiter',
   'inflightCounter',
   ...UNSHARED_SKETCH_OPTION_NAMES,
@@ -125,7 +168,7 @@ export class ProxyLimit {
     at: string,
     shared: Omit<
       ProxyOptions,
-      'upstream' | 'limits' | 'timeoutMs' | 'rateLimiter' | 'inflightCounter'
+      'upstream' | 'limits' | 'timeoutMs' | 'rateLimiter' | 'inflightCounter' | ServerOptionName
     >,
     fallbackName: string,
     makers: Pick<ProxyOptions, 'rateLimiter' | 'inflightCounter'>,
@@ -194,11 +237,25 @@ export class ProxyLimit {
 }
 
 /** A request let through: what it holds until it ends. */
-interface Held {
-  guards: InflightGuard[];
-  limits: ProxyLimit[];
-  keys: Key[];
+class Held {
+  readonly guards: InflightGuard[] = [];
+  readonly limits: ProxyLimit[] = [];
+  readonly keys: Key[] = [];
 }
+
+/** What a request with no inflight limit over it holds: nothing, shared. */
+const NOTHING: Held = new Held();
+
+/**
+ * What a client connection may still do: go on, or have every request answered 503 (one past
+ * the cap), or nothing more (its framing was refused: what follows on it is not trusted, and a
+ * request already parsed from the same bytes is never forwarded).
+ */
+const OPEN = 0;
+const OVER_CAP = 1;
+const REFUSED = 2;
+const STANDING = Symbol('hotcount.standing');
+type Counted = Socket & { [STANDING]?: typeof OPEN | typeof OVER_CAP | typeof REFUSED };
 
 export class LimitingProxy {
   /** The proxy's server, not yet listening: `server.listen(port, host)`. */
@@ -207,11 +264,19 @@ export class LimitingProxy {
   readonly limits: readonly ProxyLimit[];
   readonly upstreamUrl: string;
   readonly timeoutMs: number;
+  /** The options about clients and connections, as given or defaulted. */
+  readonly serverOptions: Readonly<Record<ServerOptionName, number>>;
   readonly startedAt = Date.now();
   private readonly upstream: Upstream;
-  private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 256 });
+  private readonly pool: Pool;
   private readonly trusted: boolean;
   private readonly tunnels = new Set<Socket>();
+  /** Whether every limit covers every path (then no request needs a filter of them). */
+  private readonly everywhere: boolean;
+  /** Whether some limit has a rate (then responses carry RateLimit fields). */
+  private readonly rated: boolean;
+  private connections = 0;
+  private readonly owner: ExchangeOwner;
 
   constructor(options: ProxyOptions) {
     if (options === null || typeof options !== 'object') {
@@ -224,6 +289,13 @@ export class LimitingProxy {
       timeoutMs = 30_000,
       rateLimiter,
       inflightCounter,
+      upstreamConnections,
+      maxConnections,
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout,
+      maxHeaderSize,
+      maxUrlLength,
       ...shared
     } = options;
     checkFunction('rateLimiter', rateLimiter);
@@ -231,6 +303,23 @@ export class LimitingProxy {
     this.upstream = parseUpstream(upstream);
     this.upstreamUrl = `http://${this.upstream.host}`;
     this.timeoutMs = integerIn('timeoutMs', timeoutMs, 1, 2 ** 31 - 1);
+    const given = {
+      upstreamConnections,
+      maxConnections,
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout,
+      maxHeaderSize,
+      maxUrlLength,
+    };
+    const server = {} as Record<ServerOptionName, number>;
+    for (const name of SERVER_OPTION_NAMES) {
+      server[name] = integerIn(name, given[name] ?? SERVER_DEFAULTS[name], 1, 2 ** 31 - 1);
+    }
+    if (server.headersTimeout > server.requestTimeout) {
+      throw rangeError('headersTimeout', 'at most requestTimeout', server.headersTimeout);
+    }
+    this.serverOptions = server;
     if (!Array.isArray(limits)) throw typeError('limits', 'an array', limits);
     this.limits = limits.map(
       (limit, i) =>
@@ -244,30 +333,75 @@ export class LimitingProxy {
     );
     const names = new Set(this.limits.map((limit) => limit.name));
     if (names.size !== this.limits.length) throw new RangeError('limits must have distinct names');
+    this.everywhere = this.limits.every((limit) => limit.prefix === '/');
+    this.rated = this.limits.some((limit) => limit.rate !== null);
     this.trusted = (shared.trustProxy ?? 0) > 0;
-    this.traffic = new Traffic();
-    this.server = createServer((req, res) => this.handle(req, res));
+    const traffic = new Traffic();
+    this.traffic = traffic;
+    this.pool = new Pool(this.upstreamUrl, {
+      connections: server.upstreamConnections,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    this.owner = {
+      upstreamEnded(exchange, failure) {
+        traffic.upstream.observe(performance.now() - exchange.sentAt);
+        if (failure !== null) traffic.upstreamErrors[failure]++;
+      },
+      responseClosed(exchange) {
+        traffic.inflight--;
+        traffic.total.observe(performance.now() - exchange.startedAt);
+        release(exchange.held as Held);
+      },
+    };
+    this.server = createServer(
+      {
+        headersTimeout: server.headersTimeout,
+        requestTimeout: server.requestTimeout,
+        keepAliveTimeout: server.keepAliveTimeout,
+        maxHeaderSize: server.maxHeaderSize,
+        // How often node:http looks for connections past headersTimeout or requestTimeout.
+        connectionsCheckingInterval: Math.min(1000, server.headersTimeout),
+      },
+      (req, res) => this.handle(req, res),
+    );
+    this.server.keepAliveTimeout = server.keepAliveTimeout;
+    this.server.on('connection', (socket: Counted) => this.connected(socket));
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket as Socket, head));
   }
 
+  /** Counts a client connection; one past the cap is marked (its requests get 503). */
+  private connected(socket: Counted): void {
+    const cap = this.serverOptions.maxConnections;
+    if (this.connections >= 2 * cap) {
+      this.traffic.connectionsRefused++;
+      socket.destroy();
+      return;
+    }
+    this.connections++;
+    socket[STANDING] = this.connections > cap ? OVER_CAP : OPEN;
+    socket.once('close', () => this.connections--);
+  }
+
   /**
-   * Decides `req` under every limit that covers it: the guards it holds, or a refusal sent
-   * (and null returned). `send` carries a refusal to the client.
+   * Decides `req` under every limit that covers it: what it holds, or the refusal to send.
+   * `own` (when given) gathers the RateLimit fields, flat.
    */
-  private admit(
-    req: IncomingMessage,
-    res: ServerResponse | null,
-    send: (refusal: Refusal) => void,
-  ): Held | null {
+  private admit(req: IncomingMessage, own: string[] | null): Held | Refusal {
+    const limits = this.limits;
+    if (limits.length === 0) {
+      this.traffic.record('allowed');
+      return NOTHING;
+    }
     const path = req.url ?? '/';
-    const held: Held = { guards: [], limits: [], keys: [] };
-    const covering = this.limits.filter((limit) => limit.covers(path));
+    const covering = this.everywhere ? limits : limits.filter((limit) => limit.covers(path));
     const keys: Key[] = [];
     for (const limit of covering) {
       const key = limit.key(req);
       keys.push(key);
       limit.hot.seen(key);
     }
+    let held = NOTHING;
     for (let i = 0; i < covering.length; i++) {
       const limit = covering[i];
       if (limit.inflight === null) continue;
@@ -275,9 +409,9 @@ export class LimitingProxy {
       if (!(entered instanceof InflightGuard)) {
         release(held);
         this.traffic.record('inflight_limited');
-        send(entered);
-        return null;
+        return entered;
       }
+      if (held === NOTHING) held = new Held();
       held.guards.push(entered);
       held.limits.push(limit);
       held.keys.push(keys[i]);
@@ -287,15 +421,12 @@ export class LimitingProxy {
       const rate = covering[i].rate;
       if (rate === null) continue;
       const decided = rate.decideKey(req, keys[i]);
-      if (res !== null) {
-        setField(res, 'RateLimit-Policy', decided.policy);
-        setField(res, 'RateLimit', decided.state);
-      }
+      if (own !== null) addMember(own, 'ratelimit-policy', decided.policy);
+      if (own !== null) addMember(own, 'ratelimit', decided.state);
       if (decided.refusal !== null) {
         release(held);
         this.traffic.record('rate_limited');
-        send(decided.refusal);
-        return null;
+        return decided.refusal;
       }
     }
     this.traffic.record('allowed');
@@ -303,31 +434,73 @@ export class LimitingProxy {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    let held: Held | null;
+    const startedAt = performance.now();
+    const traffic = this.traffic;
+    const socket = req.socket as Counted;
+    const standing = socket[STANDING];
+    if (standing === REFUSED) return; // the connection closes after its 400
+    if (standing === OVER_CAP) {
+      traffic.connectionsRefused++;
+      closeWith(res, {
+        status: 503,
+        title: 'Service Unavailable',
+        detail: `the proxy has its most connections open (${this.serverOptions.maxConnections})`,
+        retryAfterS: 1,
+      });
+      return;
+    }
+    const url = req.url ?? '/';
+    if (url.length > this.serverOptions.maxUrlLength) {
+      traffic.rejected.url++;
+      closeWith(res, {
+        status: 414,
+        title: 'URI Too Long',
+        detail: `the request target is over ${this.serverOptions.maxUrlLength} characters`,
+        retryAfterS: 1,
+      });
+      return;
+    }
+    const scan = requestFields(
+      req.rawHeaders,
+      req.socket.remoteAddress ?? '',
+      this.upstream.host,
+      this.trusted,
+    );
+    if (scan.fault !== null) {
+      traffic.rejected.framing++;
+      socket[STANDING] = REFUSED;
+      closeWith(res, {
+        status: 400,
+        title: 'Bad Request',
+        detail: `ambiguous framing: ${scan.fault}`,
+        retryAfterS: 1,
+      });
+      return;
+    }
+    const own = this.rated ? [] : null;
+    let held: Held | Refusal;
     try {
-      held = this.admit(req, res, (refusal) => refuse(res, refusal));
+      held = this.admit(req, own);
     } catch (error) {
       fail(res, () => {}, error);
       return;
     }
-    if (held === null) return;
-    const traffic = this.traffic;
+    if (!(held instanceof Held)) {
+      if (own !== null) for (let i = 0; i < own.length; i += 2) setField(res, own[i], own[i + 1]);
+      refuse(res, held);
+      return;
+    }
     traffic.inflight++;
-    res.once('close', () => {
-      traffic.inflight--;
-      release(held);
-    });
-    forward(req, res, this.upstream, this.agent, this.timeoutMs, this.trusted, (outcome) => {
-      if (outcome === 'refused' || outcome === 'timeout') traffic.upstreamErrors[outcome]++;
-    });
+    const exchange = new Exchange(this.owner, req, res, startedAt, this.timeoutMs, held, own);
+    exchange.send(this.pool, scan.fields, scan.body);
   }
 
   /** An upgrade (WebSocket): limits as for any request, then a tunnel to the upstream. */
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
     socket.on('error', () => socket.destroy());
-    let held: Held | null;
+    let held: Held | Refusal;
     try {
-      held = this.admit(req, null, (refusal) => refuseRaw(socket, refusal));
+      held = this.admit(req, null);
     } catch (error) {
       refuseRaw(socket, {
         status: 500,
@@ -337,7 +510,10 @@ export class LimitingProxy {
       });
       return;
     }
-    if (held === null) return;
+    if (!(held instanceof Held)) {
+      refuseRaw(socket, held);
+      return;
+    }
     const admitted = held;
     const traffic = this.traffic;
     traffic.inflight++;
@@ -347,18 +523,22 @@ export class LimitingProxy {
       release(admitted);
       this.tunnels.delete(socket);
     });
-    const keep = new Set(['connection', 'upgrade']);
-    const headers = upstreamHeaders(req, this.upstream, this.trusted, keep);
-    headers.connection = 'Upgrade';
     const outgoing = request({
       hostname: this.upstream.hostname,
       port: this.upstream.port,
       method: req.method,
       path: req.url,
-      headers,
+      headers: upgradeFields(
+        req.rawHeaders,
+        req.socket.remoteAddress ?? '',
+        this.upstream.host,
+        this.trusted,
+      ),
       agent: false,
     });
-    giveUpAfter(outgoing, this.timeoutMs);
+    outgoing.setTimeout(this.timeoutMs, () => {
+      outgoing.destroy(Object.assign(new Error('upstream timeout'), { code: TIMED_OUT }));
+    });
     outgoing.on('error', (error) => {
       const { timeout, refusal } = upstreamFailure(error, this.timeoutMs);
       traffic.upstreamErrors[timeout ? 'timeout' : 'refused']++;
@@ -404,7 +584,7 @@ export class LimitingProxy {
     } finally {
       clearTimeout(deadline);
       clearInterval(idle);
-      this.agent.destroy();
+      await this.pool.destroy();
     }
   }
 
@@ -418,6 +598,23 @@ export class LimitingProxy {
     }
     return { limits, status };
   }
+}
+
+/** Adds `member` to the list field `field` of `own` (flat [name, value, ...]). */
+function addMember(own: string[], field: string, member: string): void {
+  for (let i = 0; i < own.length; i += 2) {
+    if (own[i] === field) {
+      own[i + 1] = `${own[i + 1]}, ${member}`;
+      return;
+    }
+  }
+  own.push(field, member);
+}
+
+/** A refusal after which the connection closes: what came after the request is not trusted. */
+function closeWith(res: ServerResponse, refusal: Refusal): void {
+  res.setHeader('Connection', 'close');
+  refuse(res, refusal);
 }
 
 function release(held: Held): void {

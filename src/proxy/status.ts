@@ -28,7 +28,16 @@ export interface ProxyStatus {
   uptimeS: number;
   requests: Record<Outcome, number>;
   upstreamErrors: { refused: number; timeout: number };
+  /** Requests refused before any limit: target too long (414), ambiguous framing (400). */
+  rejected: { url: number; framing: number };
+  /** Client connections past the cap (answered 503 or closed). */
+  connectionsRefused: number;
   inflight: number;
+  /** Durations over the last minute, milliseconds (null before any request). */
+  latencyMs: {
+    total: { p50: number | null; p99: number | null };
+    upstream: { p50: number | null; p99: number | null };
+  };
   /** The last minute, second by second, oldest first. */
   perSecond: SecondCounts[];
   memoryBytes: { limits: number; status: number };
@@ -44,7 +53,13 @@ export function statusOf(proxy: LimitingProxy): ProxyStatus {
     uptimeS: Math.round((Date.now() - proxy.startedAt) / 1000),
     requests: { ...traffic.totals },
     upstreamErrors: { ...traffic.upstreamErrors },
+    rejected: { ...traffic.rejected },
+    connectionsRefused: traffic.connectionsRefused,
     inflight: traffic.inflight,
+    latencyMs: {
+      total: { p50: traffic.total.quantileMs(0.5), p99: traffic.total.quantileMs(0.99) },
+      upstream: { p50: traffic.upstream.quantileMs(0.5), p99: traffic.upstream.quantileMs(0.99) },
+    },
     perSecond: traffic.history(),
     memoryBytes: proxy.memoryBytes,
     limits: proxy.limits.map((limit) => {

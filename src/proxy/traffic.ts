@@ -9,6 +9,7 @@
  * never more of them than open connections.
  */
 import { HeavyHitters, type Key, Rate } from '../index.js';
+import { Latency } from './latency.js';
 
 export const OUTCOMES = ['allowed', 'rate_limited', 'inflight_limited'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -28,8 +29,16 @@ export interface SecondCounts {
 export class Traffic {
   readonly totals: Record<Outcome, number> = { allowed: 0, rate_limited: 0, inflight_limited: 0 };
   readonly upstreamErrors = { refused: 0, timeout: 0 };
+  /** Requests refused before any limit: a target too long (414), ambiguous framing (400). */
+  readonly rejected = { url: 0, framing: 0 };
+  /** Client connections past `maxConnections`: answered 503, or past twice it closed. */
+  connectionsRefused = 0;
   /** Requests in progress through the proxy. */
   inflight = 0;
+  /** From the request's head read to the response's end (or the client gone). */
+  readonly total: Latency;
+  /** From the request sent upstream to the upstream's response received in full. */
+  readonly upstream: Latency;
   private readonly ring = new Float64Array((HISTORY_S + 1) * 3);
   private second = 0;
   private readonly now: () => number;
@@ -37,6 +46,8 @@ export class Traffic {
   constructor(now: () => number = Date.now) {
     this.now = now;
     this.second = Math.floor(now() / 1000);
+    this.total = new Latency(now);
+    this.upstream = new Latency(now);
   }
 
   record(outcome: Outcome): void {

@@ -422,6 +422,16 @@ test('the admin server: /status as JSON, /metrics in the Prometheus text format,
     ]);
     assert.equal(families.get('hotcount_requests_total')?.type, 'counter');
     assert.equal(families.get('hotcount_inflight')?.type, 'gauge');
+    // Only the request let through is timed: its duration falls in some bucket, cumulatively.
+    const duration = families.get('hotcount_request_duration_seconds');
+    assert.equal(duration?.type, 'histogram');
+    const buckets = duration.samples.filter(([at]) => at.includes('_bucket'));
+    assert.equal(buckets.at(-1)?.[0], 'hotcount_request_duration_seconds_bucket{le="+Inf"}');
+    assert.equal(buckets.at(-1)?.[1], 1);
+    for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i][1] >= buckets[i - 1][1]);
+    assert.ok(duration.samples.some(([at, v]) => at.endsWith('_count') && v === 1));
+    assert.equal(families.get('hotcount_upstream_duration_seconds')?.type, 'histogram');
+    assert.equal(status.latencyMs.total.p50 !== null && status.latencyMs.total.p50 > 0, true);
     const memory = families.get('hotcount_sketch_memory_bytes')?.samples[0];
     assert.deepEqual(memory, ['{limit="per-ip"}', proxy.limits[0].memoryBytes]);
     const page = await fetch(`${adminUrl}/`);
@@ -462,13 +472,22 @@ function parseExposition(text: string) {
     }
     match = new RegExp(`^(${name})(${labels})? (\\S+)$`).exec(line);
     assert.ok(match !== null, `a sample line: ${line}`);
-    const family = families.get(match[1]);
+    // A histogram's samples are its name with _bucket, _sum or _count.
+    const base = /^(.*)_(bucket|sum|count)$/.exec(match[1])?.[1];
+    const family =
+      families.get(match[1]) ??
+      (base !== undefined && families.get(base)?.type === 'histogram'
+        ? families.get(base)
+        : undefined);
     assert.ok(family && family.type !== '', `${match[1]} has HELP and TYPE before its samples`);
     if (family.type === 'counter')
       assert.ok(match[1].endsWith('_total'), `counter ${match[1]} ends in _total`);
     const value = Number(match[3]);
     assert.ok(!Number.isNaN(value) || match[3] === 'NaN', `a number: ${match[3]}`);
-    family.samples.push([match[2] ?? '', value]);
+    family.samples.push([
+      family === families.get(match[1]) ? (match[2] ?? '') : `${match[1]}${match[2] ?? ''}`,
+      value,
+    ]);
   }
   return families;
 }
