@@ -4,8 +4,6 @@
  * `DURATION_S` seconds per run. Each pair alternates run by run, 5 rounds, and its ratio is
  * taken within each round; p50 and p99 latency beside.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { HttpCase } from './http-server.js';
@@ -17,6 +15,7 @@ import {
   type Row,
   ratiosOf,
 } from './measure.js';
+import { startServer, stopServer } from './server-process.js';
 
 const SERVER = fileURLToPath(new URL('./http-server.js', import.meta.url));
 const DURATION_S = 4;
@@ -28,16 +27,9 @@ interface Load {
   p99: number;
 }
 
-async function start(which: HttpCase): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [SERVER, which], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout as NonNullable<typeof child.stdout>, 'data')) as [
-    Buffer,
-  ];
-  return { child, port: (JSON.parse(chunk.toString()) as { port: number }).port };
-}
-
 async function load(which: HttpCase): Promise<Load> {
-  const { child, port } = await start(which);
+  const server = await startServer(SERVER, [which]);
+  const { port } = server;
   try {
     // A short warm-up, so that each server runs optimized code when measured.
     await autocannon({ url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, duration: 1 });
@@ -51,8 +43,7 @@ async function load(which: HttpCase): Promise<Load> {
     }
     return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
   } finally {
-    child.kill();
-    await once(child, 'exit');
+    await stopServer(server);
   }
 }
 

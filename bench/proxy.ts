@@ -11,8 +11,6 @@
  * how many connections each proxy opens to the upstream. Then the forwarders the proxy was
  * chosen from, bare, and the proxy with and without its limits.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { SERVER_DEFAULTS } from '../src/proxy/proxy.js';
@@ -25,6 +23,7 @@ import {
   ratiosOf,
 } from './measure.js';
 import { BODY_BYTES, type ProxyCase } from './proxy-server.js';
+import { type ServerProcess, startServer, stopServer } from './server-process.js';
 
 const SERVER = fileURLToPath(new URL('./proxy-server.js', import.meta.url));
 const ROUNDS = 3;
@@ -49,26 +48,8 @@ interface Load {
   peak: number;
 }
 
-interface Started {
-  child: ChildProcess;
-  port: number;
-  /** Lines the process printed after its port. */
-  lines: string[];
-}
-
-async function start(which: ProxyCase, upstream?: string): Promise<Started> {
-  const args = upstream === undefined ? [SERVER, which] : [SERVER, which, upstream];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const stdout = child.stdout as NonNullable<typeof child.stdout>;
-  const [chunk] = (await once(stdout, 'data')) as [Buffer];
-  const lines: string[] = [];
-  stdout.on('data', (more: Buffer) => lines.push(...more.toString().split('\n').filter(Boolean)));
-  return { child, port: (JSON.parse(chunk.toString()) as { port: number }).port, lines };
-}
-
-async function stop(started: Started): Promise<void> {
-  started.child.kill('SIGTERM');
-  await once(started.child, 'exit');
+function start(which: ProxyCase, upstream?: string): Promise<ServerProcess> {
+  return startServer(SERVER, upstream === undefined ? [which] : [which, upstream]);
 }
 
 async function load(forwarder: Forwarder, scenario: Scenario): Promise<Load> {
@@ -95,8 +76,8 @@ async function load(forwarder: Forwarder, scenario: Scenario): Promise<Load> {
         `${forwarder}, ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
       );
     }
-    if (proxy !== null) await stop(proxy);
-    await stop(upstream);
+    if (proxy !== null) await stopServer(proxy);
+    await stopServer(upstream);
     const seen = JSON.parse(upstream.lines.at(-1) ?? '{}') as { opened: number; peak: number };
     return {
       rps: result.requests.average,
@@ -106,9 +87,8 @@ async function load(forwarder: Forwarder, scenario: Scenario): Promise<Load> {
       peak: seen.peak,
     };
   } finally {
-    for (const started of [proxy, upstream]) {
-      if (started !== null && started.child.exitCode === null) await stop(started);
-    }
+    if (proxy !== null) await stopServer(proxy);
+    await stopServer(upstream);
   }
 }
 
@@ -160,6 +140,13 @@ function ratioRow(
 
 const HOTCOUNT: Forwarder = 'hotcount proxy + limits';
 const PEERS: Forwarder[] = ['http-proxy', '@fastify/http-proxy'];
+
+/** Rows `<number>a`, `<number>b`: hotcount against each peer under one scenario, report only. */
+function againstPeers(loads: Map<Forwarder, Load[]>, number: string, scenario: string): Row[] {
+  return PEERS.map((peer, i) =>
+    ratioRow(loads, HOTCOUNT, peer, `${number}${'ab'[i]} ${scenario}: hotcount vs ${peer}`, null),
+  );
+}
 
 export async function proxySuite(options: BenchOptions): Promise<Row[]> {
   options.log(
@@ -213,17 +200,7 @@ export async function proxySuite(options: BenchOptions): Promise<Row[]> {
     },
     ['direct', HOTCOUNT, ...PEERS],
   );
-  for (const [i, peer] of PEERS.entries()) {
-    rows.push(
-      ratioRow(
-        body,
-        HOTCOUNT,
-        peer,
-        `21.5${'ab'[i]} 64 KiB body each way: hotcount vs ${peer}`,
-        null,
-      ),
-    );
-  }
+  rows.push(...againstPeers(body, '21.5', '64 KiB body each way'));
   rows.push(
     ratioRow(
       body,
@@ -239,17 +216,7 @@ export async function proxySuite(options: BenchOptions): Promise<Row[]> {
     { name: 'slow upstream (10 ms)', upstream: 'upstream slow', connections: CONNECTIONS },
     [HOTCOUNT, ...PEERS],
   );
-  for (const [i, peer] of PEERS.entries()) {
-    rows.push(
-      ratioRow(
-        slow,
-        HOTCOUNT,
-        peer,
-        `21.6${'ab'[i]} slow upstream (10 ms): hotcount vs ${peer}`,
-        null,
-      ),
-    );
-  }
+  rows.push(...againstPeers(slow, '21.6', 'slow upstream (10 ms)'));
 
   const crowd = 512;
   const crowded = await rounds(

@@ -120,7 +120,7 @@ export function requestFields(
  * received), with `own` (the limits' RateLimit fields, flat) merged in: an upstream's own
  * RateLimit members come after the proxy's, in one field.
  */
-export function responseFields(raw: readonly Buffer[], own: readonly string[] | null): string[] {
+export function responseFields(raw: readonly Buffer[], own: string[] | null): string[] {
   const fields: string[] = [];
   let named: string[] | null = null;
   for (let i = 0; i < raw.length; i += 2) {
@@ -132,7 +132,10 @@ export function responseFields(raw: readonly Buffer[], own: readonly string[] | 
         if (lower === 'connection') named = connectionNames(value, named);
         continue;
       }
-      if (own !== null && LIST_FIELDS.has(lower) && mergeInto(own, lower, value)) continue;
+      if (own !== null && LIST_FIELDS.has(lower)) {
+        addMember(own, lower, value);
+        continue;
+      }
     }
     fields.push(name, value);
   }
@@ -159,15 +162,15 @@ export function upgradeFields(
   return fields;
 }
 
-/** Appends `value` to the member list of `field` in `own` (flat); false if `own` has none. */
-function mergeInto(own: readonly string[], field: string, value: string): boolean {
+/** Adds `member` to the list field `field` of `own` (flat [name, value, ...], lower-case names). */
+export function addMember(own: string[], field: string, member: string): void {
   for (let i = 0; i < own.length; i += 2) {
     if (own[i] === field) {
-      (own as string[])[i + 1] = `${own[i + 1]}, ${value}`;
-      return true;
+      own[i + 1] = `${own[i + 1]}, ${member}`;
+      return;
     }
   }
-  return false;
+  own.push(field, member);
 }
 
 /** The field names a Connection field lists, beyond those already hop-by-hop. */

@@ -9,6 +9,8 @@
  * bucket, no finer.
  */
 
+import { SecondRing } from './seconds.js';
+
 /** Upper bounds of the buckets, seconds; +Inf is implicit. */
 export const BUCKETS_S = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
@@ -23,13 +25,10 @@ export class Latency {
   /** Sum of the observations, seconds. */
   sum = 0;
   count = 0;
-  private readonly ring = new Float64Array((RING_S + 1) * SLOTS);
-  private second: number;
-  private readonly now: () => number;
+  private readonly ring: SecondRing;
 
   constructor(now: () => number = Date.now) {
-    this.now = now;
-    this.second = Math.floor(now() / 1000);
+    this.ring = new SecondRing(RING_S, SLOTS, now);
   }
 
   /** Records one duration of `ms` milliseconds. */
@@ -40,7 +39,7 @@ export class Latency {
     this.counts[bucket]++;
     this.sum += s;
     this.count++;
-    this.ring[this.slot() * SLOTS + bucket]++;
+    this.ring.cells[this.ring.row() + bucket]++;
   }
 
   /**
@@ -48,11 +47,12 @@ export class Latency {
    * Past the last bound it is the last bound (the histogram knows no more).
    */
   quantileMs(q: number): number | null {
-    this.slot(); // clears the seconds gone by
+    this.ring.row(); // clears the seconds gone by
     // The last 60 whole seconds and the one under way.
+    const cells = this.ring.cells;
     const window = new Float64Array(SLOTS);
-    for (let slot = 0; slot <= RING_S; slot++) {
-      for (let b = 0; b < SLOTS; b++) window[b] += this.ring[slot * SLOTS + b];
+    for (let at = 0; at < cells.length; at += SLOTS) {
+      for (let b = 0; b < SLOTS; b++) window[b] += cells[at + b];
     }
     let total = 0;
     for (let b = 0; b < SLOTS; b++) total += window[b];
@@ -69,20 +69,5 @@ export class Latency {
       below += window[b];
     }
     return BUCKETS_S[BUCKETS_S.length - 1] * 1000;
-  }
-
-  /** The ring slot of the current second, clearing the seconds skipped since the last call. */
-  private slot(): number {
-    const second = Math.floor(this.now() / 1000);
-    const size = RING_S + 1;
-    if (second !== this.second) {
-      const skipped = Math.min(second - this.second, size);
-      for (let i = 1; i <= skipped; i++) {
-        const at = (this.second + i) % size;
-        this.ring.fill(0, at * SLOTS, at * SLOTS + SLOTS);
-      }
-      this.second = second;
-    }
-    return second % size;
   }
 }

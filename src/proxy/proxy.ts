@@ -52,7 +52,7 @@ import {
 } from '../index.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 import { parseRate } from './duration.js';
-import { requestFields, upgradeFields } from './fields.js';
+import { addMember, requestFields, upgradeFields } from './fields.js';
 import {
   Exchange,
   type ExchangeOwner,
@@ -151,6 +151,12 @@ const OPTION_NAMES = [
   'inflightCounter',
   ...UNSHARED_SKETCH_OPTION_NAMES,
 ];
+/** What every limit of a proxy shares: the options that are neither the proxy's nor a limit's. */
+type LimitShared = Omit<
+  ProxyOptions,
+  'upstream' | 'limits' | 'timeoutMs' | 'rateLimiter' | 'inflightCounter' | ServerOptionName
+>;
+
 const LIMIT_NAMES = ['name', 'prefix', 'key', 'rate', 'algorithm', 'burst', 'inflight'];
 
 /** One limit of the proxy, as it runs. */
@@ -166,10 +172,7 @@ export class ProxyLimit {
   constructor(
     options: ProxyLimitOptions,
     at: string,
-    shared: Omit<
-      ProxyOptions,
-      'upstream' | 'limits' | 'timeoutMs' | 'rateLimiter' | 'inflightCounter' | ServerOptionName
-    >,
+    shared: LimitShared,
     fallbackName: string,
     makers: Pick<ProxyOptions, 'rateLimiter' | 'inflightCounter'>,
   ) {
@@ -289,32 +292,19 @@ export class LimitingProxy {
       timeoutMs = 30_000,
       rateLimiter,
       inflightCounter,
-      upstreamConnections,
-      maxConnections,
-      headersTimeout,
-      requestTimeout,
-      keepAliveTimeout,
-      maxHeaderSize,
-      maxUrlLength,
-      ...shared
+      ...rest
     } = options;
     checkFunction('rateLimiter', rateLimiter);
     checkFunction('inflightCounter', inflightCounter);
     this.upstream = parseUpstream(upstream);
     this.upstreamUrl = `http://${this.upstream.host}`;
     this.timeoutMs = integerIn('timeoutMs', timeoutMs, 1, 2 ** 31 - 1);
-    const given = {
-      upstreamConnections,
-      maxConnections,
-      headersTimeout,
-      requestTimeout,
-      keepAliveTimeout,
-      maxHeaderSize,
-      maxUrlLength,
-    };
+    // The server options are the proxy's own; the rest (the sketches' shape, keys) go to limits.
     const server = {} as Record<ServerOptionName, number>;
+    const shared: LimitShared & Partial<Record<ServerOptionName, number>> = { ...rest };
     for (const name of SERVER_OPTION_NAMES) {
-      server[name] = integerIn(name, given[name] ?? SERVER_DEFAULTS[name], 1, 2 ** 31 - 1);
+      server[name] = integerIn(name, options[name] ?? SERVER_DEFAULTS[name], 1, 2 ** 31 - 1);
+      delete shared[name];
     }
     if (server.headersTimeout > server.requestTimeout) {
       throw rangeError('headersTimeout', 'at most requestTimeout', server.headersTimeout);
@@ -421,8 +411,10 @@ export class LimitingProxy {
       const rate = covering[i].rate;
       if (rate === null) continue;
       const decided = rate.decideKey(req, keys[i]);
-      if (own !== null) addMember(own, 'ratelimit-policy', decided.policy);
-      if (own !== null) addMember(own, 'ratelimit', decided.state);
+      if (own !== null) {
+        addMember(own, 'ratelimit-policy', decided.policy);
+        addMember(own, 'ratelimit', decided.state);
+      }
       if (decided.refusal !== null) {
         release(held);
         this.traffic.record('rate_limited');
@@ -598,17 +590,6 @@ export class LimitingProxy {
     }
     return { limits, status };
   }
-}
-
-/** Adds `member` to the list field `field` of `own` (flat [name, value, ...]). */
-function addMember(own: string[], field: string, member: string): void {
-  for (let i = 0; i < own.length; i += 2) {
-    if (own[i] === field) {
-      own[i + 1] = `${own[i + 1]}, ${member}`;
-      return;
-    }
-  }
-  own.push(field, member);
 }
 
 /** A refusal after which the connection closes: what came after the request is not trusted. */

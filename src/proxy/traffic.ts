@@ -10,6 +10,7 @@
  */
 import { HeavyHitters, type Key, Rate } from '../index.js';
 import { Latency } from './latency.js';
+import { SecondRing } from './seconds.js';
 
 export const OUTCOMES = ['allowed', 'rate_limited', 'inflight_limited'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -39,54 +40,35 @@ export class Traffic {
   readonly total: Latency;
   /** From the request sent upstream to the upstream's response received in full. */
   readonly upstream: Latency;
-  private readonly ring = new Float64Array((HISTORY_S + 1) * 3);
-  private second = 0;
-  private readonly now: () => number;
+  private readonly ring: SecondRing;
 
   constructor(now: () => number = Date.now) {
-    this.now = now;
-    this.second = Math.floor(now() / 1000);
+    this.ring = new SecondRing(HISTORY_S, OUTCOMES.length, now);
     this.total = new Latency(now);
     this.upstream = new Latency(now);
   }
 
   record(outcome: Outcome): void {
     this.totals[outcome]++;
-    const slot = this.slot();
-    this.ring[slot * 3 + OUTCOMES.indexOf(outcome)]++;
+    this.ring.cells[this.ring.row() + OUTCOMES.indexOf(outcome)]++;
   }
 
   /** The last HISTORY_S whole seconds, oldest first. */
   history(): SecondCounts[] {
-    this.slot();
+    const ring = this.ring;
+    ring.row();
     const out: SecondCounts[] = [];
     for (let back = HISTORY_S; back >= 1; back--) {
-      const second = this.second - back;
-      const slot = ((second % (HISTORY_S + 1)) + HISTORY_S + 1) % (HISTORY_S + 1);
-      const at = slot * 3;
+      const second = ring.second - back;
+      const at = ring.rowOf(second);
       out.push({
         t: second * 1000,
-        allowed: this.ring[at],
-        rate_limited: this.ring[at + 1],
-        inflight_limited: this.ring[at + 2],
+        allowed: ring.cells[at],
+        rate_limited: ring.cells[at + 1],
+        inflight_limited: ring.cells[at + 2],
       });
     }
     return out;
-  }
-
-  /** The ring slot of the current second, clearing the seconds skipped since the last call. */
-  private slot(): number {
-    const second = Math.floor(this.now() / 1000);
-    const size = HISTORY_S + 1;
-    if (second !== this.second) {
-      const skipped = Math.min(second - this.second, size);
-      for (let i = 1; i <= skipped; i++) {
-        const at = (((this.second + i) % size) + size) % size;
-        this.ring.fill(0, at * 3, at * 3 + 3);
-      }
-      this.second = second;
-    }
-    return ((second % size) + size) % size;
   }
 }
 

@@ -1,0 +1,33 @@
+/**
+ * A server of a bench suite in a process of its own (so that autocannon, in the suite's
+ * process, shares no event loop with it): it prints `{ "port": N }` once listening; whatever it
+ * prints after is kept, line by line.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  port: number;
+  /** Lines the process printed after its port. */
+  lines: string[];
+}
+
+/** Starts `node script ...args`; resolves once it says its port. */
+export async function startServer(script: string, args: string[]): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const stdout = child.stdout as NonNullable<typeof child.stdout>;
+  const [chunk] = (await once(stdout, 'data')) as [Buffer];
+  const lines: string[] = [];
+  stdout.on('data', (more: Buffer) => lines.push(...more.toString().split('\n').filter(Boolean)));
+  return { child, port: (JSON.parse(chunk.toString()) as { port: number }).port, lines };
+}
+
+/** SIGTERM, and the exit awaited. */
+export async function stopServer(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  server.child.kill('SIGTERM');
+  await once(server.child, 'exit');
+}
