@@ -60,8 +60,9 @@ export interface RequestScan {
  * `host`; and whether its framing is one that two parsers could read differently.
  *
  * node:http's parser already refuses both framings a smuggler uses (Content-Length beside
- * Transfer-Encoding, two Content-Lengths), but not when Node runs with `--insecure-http-parser`
- * (NODE_OPTIONS reaches every process): the check here holds whatever the flags.
+ * Transfer-Encoding, two Content-Lengths), but under `--insecure-http-parser` (NODE_OPTIONS
+ * reaches every process) it lets the first through (Node 20 still refuses the second): the
+ * check here holds whatever the flags and the Node version.
  */
 export function requestFields(
   raw: readonly string[],
