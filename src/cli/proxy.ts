@@ -17,8 +17,82 @@ import {
   type ProxyLimitOptions,
   type ProxyOptions,
   type RateLimiterSpec,
+  SERVER_DEFAULTS,
 } from '../proxy/proxy.js';
 import { InputError, reason, UsageError } from './errors.js';
+
+/**
+ * The flags of the server options (proxy.ts's SERVER_DEFAULTS): config field, what the value
+ * is, and the help's line. Durations are written as for --timeout; sizes and counts as integers.
+ */
+const SERVER_FLAGS = [
+  [
+    'max-connections',
+    'maxConnections',
+    'count',
+    'client connections open at once; the excess is answered 503',
+  ],
+  [
+    'upstream-connections',
+    'upstreamConnections',
+    'count',
+    'connections to the upstream at once, kept alive',
+  ],
+  [
+    'headers-timeout',
+    'headersTimeout',
+    'duration',
+    "how long a client may take to send a request's head",
+  ],
+  [
+    'request-timeout',
+    'requestTimeout',
+    'duration',
+    'how long a client may take to send a whole request',
+  ],
+  [
+    'keep-alive-timeout',
+    'keepAliveTimeout',
+    'duration',
+    'how long an idle client connection stays open',
+  ],
+  ['max-header-size', 'maxHeaderSize', 'count', "bytes of a request's head; more are answered 431"],
+  [
+    'max-url-length',
+    'maxUrlLength',
+    'count',
+    'characters of a request target; more are answered 414',
+  ],
+] as const satisfies readonly (readonly [
+  string,
+  keyof typeof SERVER_DEFAULTS,
+  'count' | 'duration',
+  string,
+])[];
+
+/** `ms` as the help writes a duration: 10s, 500ms. */
+function durationText(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+function serverFlagsHelp(): string {
+  const indent = ' '.repeat(25);
+  return SERVER_FLAGS.map(([flag, field, kind, what]) => {
+    const value = SERVER_DEFAULTS[field];
+    const fallback = kind === 'duration' ? durationText(value) : value.toLocaleString('en-US');
+    const left = `  --${flag} ${kind === 'duration' ? 'DURATION' : 'N'}`;
+    // The help's columns: a flag too long for the first gets its text on the next line, and
+    // text past 96 characters goes on with the same indent.
+    const lines = [left.length < 24 ? left.padEnd(25) : `${left}\n${indent}`];
+    for (const word of `${what} (default ${fallback})`.split(' ')) {
+      const last = lines.length - 1;
+      const line = lines[last].slice(lines[last].lastIndexOf('\n') + 1);
+      if (line.length + word.length > 96) lines.push(`${indent}${word}`);
+      else lines[last] += line.length === 25 ? word : ` ${word}`;
+    }
+    return lines.join('\n');
+  }).join('\n');
+}
 
 export const PROXY_USAGE = `Usage: hotcount proxy --upstream http://HOST:PORT [options]
        hotcount proxy --demo [options]
@@ -38,9 +112,12 @@ Options:
                          it shows client keys: keep it private (default host 127.0.0.1)
   --config FILE          a JSON file: { "upstream", "listen", "admin", "trustProxy", "timeout",
                          "grace", "limits": [{ "name", "prefix", "key", "rate", "algorithm",
-                         "burst", "inflight" }] }; flags override it
+                         "burst", "inflight" }], and the fields named as the flags below in
+                         camelCase ("maxConnections", "headersTimeout": "10s", ...) }; flags
+                         override it
   --timeout DURATION     how long the upstream may stay silent before a 504 (default 30s)
   --grace DURATION       on SIGTERM, how long requests in progress may take (default 10s)
+${serverFlagsHelp()}
   --redis URL            share the limits (rate and inflight) with every proxy given the same
                          URL, limits and secret (environment HOTCOUNT_SECRET, at least 16
                          bytes): each decides in process and syncs with Redis
@@ -78,6 +155,7 @@ const CONFIG_NAMES = [
   'depth',
   'epsilon',
   'delta',
+  ...SERVER_FLAGS.map(([, field]) => field),
 ];
 
 /** `[HOST:]PORT`, HOST 127.0.0.1 when absent; `[::1]:8080` for IPv6. */
@@ -192,6 +270,10 @@ export function parseProxyArgs(args: string[]): ProxyRun {
     timeoutMs: wrap(() => parseDuration('--timeout', pick(values.timeout, 'timeout') ?? '30s')),
   };
   if (trustProxy !== undefined) options.trustProxy = trustProxy as number;
+  for (const [flag, field, kind] of SERVER_FLAGS) {
+    const given = pick((values as Record<string, string | undefined>)[flag], field);
+    if (given !== undefined) options[field] = serverValue(`--${flag}`, kind, given);
+  }
   for (const name of ['width', 'depth', 'epsilon', 'delta'] as const) {
     if (config[name] !== undefined) options[name] = config[name] as number;
   }
@@ -199,6 +281,22 @@ export function parseProxyArgs(args: string[]): ProxyRun {
   wrap(() => new LimitingProxy(options).server.close());
   const redis = fleetOf(values.redis, values.sync, options);
   return { options, redis, listen, admin, graceMs, demo, help };
+}
+
+/** A server option's value from its flag (text) or the config file (text or a number). */
+function serverValue(flag: string, kind: 'count' | 'duration', given: unknown): number {
+  if (kind === 'duration') {
+    try {
+      return parseDuration(flag, given);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  const n = typeof given === 'string' && /^\d{1,10}$/.test(given) ? Number(given) : given;
+  if (!(Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 2 ** 31 - 1)) {
+    throw new UsageError(`${flag} must be an integer >= 1; received ${JSON.stringify(given)}`);
+  }
+  return n as number;
 }
 
 /** --redis and --sync, checked: the fleet's Redis, secret and sync interval, or null. */
@@ -254,6 +352,7 @@ function parse(args: string[]) {
       grace: { type: 'string' },
       redis: { type: 'string' },
       sync: { type: 'string' },
+      ...Object.fromEntries(SERVER_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
       demo: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

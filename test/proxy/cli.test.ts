@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { SERVER_DEFAULTS } from '../../src/proxy/proxy.js';
 import { listen } from '../helpers/http.js';
 import { runProxy, startProxy } from '../helpers/proxy-cli.js';
 
@@ -62,6 +64,68 @@ test('a config file gives limits per route prefix and key kind; a bad one is nam
   assert.match(bad.stderr, /limits\[0\] must have a rate, an inflight limit or both/);
   writeFileSync(config, JSON.stringify({ upstream: upstream.url, limit: [] }));
   assert.match(run(['--config', config]).stderr, /unknown field 'limit'/);
+});
+
+test('the server flags and config fields reach the proxy; --help states their defaults', async () => {
+  const help = run(['--help']).stdout;
+  for (const [flag, field] of [
+    ['max-connections', 'maxConnections'],
+    ['upstream-connections', 'upstreamConnections'],
+    ['max-header-size', 'maxHeaderSize'],
+    ['max-url-length', 'maxUrlLength'],
+  ] as const) {
+    const shown = SERVER_DEFAULTS[field].toLocaleString('en-US');
+    assert.match(help, new RegExp(`--${flag} N\\s[^-]*\\(default\\s+${shown}\\)`), flag);
+  }
+  for (const [flag, field] of [
+    ['headers-timeout', 'headersTimeout'],
+    ['request-timeout', 'requestTimeout'],
+    ['keep-alive-timeout', 'keepAliveTimeout'],
+  ] as const) {
+    const shown = `${SERVER_DEFAULTS[field] / 1000}s`;
+    assert.match(help, new RegExp(`--${flag} DURATION\\s[^-]*\\(default\\s+${shown}\\)`), flag);
+  }
+  const bad = run(['--upstream', 'http://127.0.0.1:1', '--max-connections', 'many']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--max-connections must be an integer >= 1; received "many"/);
+  assert.match(
+    run(['--upstream', 'http://127.0.0.1:1', '--headers-timeout', '1m', '--request-timeout', '1s'])
+      .stderr,
+    /headersTimeout must be at most requestTimeout/,
+  );
+
+  const up = await listen((req, res) => {
+    req.resume();
+    res.end('ok');
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'hotcount-proxy-'));
+  const config = join(dir, 'proxy.json');
+  writeFileSync(config, JSON.stringify({ maxUrlLength: 100, headersTimeout: '1s' }));
+  const proxy = await start([
+    ...['--upstream', up.url, '--listen', '0', '--config', config],
+    ...['--max-header-size', '4096', '--max-connections', '1'],
+  ]);
+  const held = connect(Number(new URL(proxy.url).port), '127.0.0.1');
+  try {
+    held.on('error', () => {});
+    held.resume();
+    // A head begun and never finished holds the one connection: the next is over the cap.
+    held.write('GET / HTTP/1.1\r\nHost: a\r\n');
+    await once(held, 'connect');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await fetch(proxy.url)).status, 503);
+    const opened = Date.now();
+    await once(held, 'close');
+    assert.ok(Date.now() - opened < 2500, "cut after the config file's headersTimeout of 1s");
+    assert.equal((await fetch(`${proxy.url}/${'p'.repeat(100)}`)).status, 414);
+    assert.equal((await fetch(proxy.url, { headers: { 'x-big': 'a'.repeat(5000) } })).status, 431);
+    assert.equal((await fetch(`${proxy.url}/${'p'.repeat(90)}`)).status, 200);
+  } finally {
+    held.destroy();
+    proxy.child.kill('SIGTERM');
+    await once(proxy.child, 'exit');
+    up.server.close();
+  }
 });
 
 test('SIGTERM: no new connections, requests in progress finish, then exit 0', async () => {
