@@ -67,10 +67,16 @@ export function upstreamFailure(
   };
 }
 
+/** How the upstream's part of an exchange ended: null for an answer in full. */
+export type UpstreamEnd = 'refused' | 'timeout' | 'aborted' | null;
+
 /** What an exchange tells the proxy, once each. */
 export interface ExchangeOwner {
-  /** The upstream's part is over: `failure` null when it answered in full. */
-  upstreamEnded(exchange: Exchange, failure: 'refused' | 'timeout' | null): void;
+  /**
+   * The upstream's part is over: `failure` null when it answered in full, 'aborted' when the
+   * proxy cut it because the client went away (no measure of the upstream, nor its fault).
+   */
+  upstreamEnded(exchange: Exchange, failure: UpstreamEnd): void;
   /** The client's response is over (sent in full, cut, or the client gone). */
   responseClosed(exchange: Exchange): void;
 }
@@ -162,7 +168,7 @@ export class Exchange {
   onError(error: NodeJS.ErrnoException): void {
     const res = this.res;
     if (this.gone) {
-      this.upstreamEnded(null);
+      this.upstreamEnded('aborted');
       return;
     }
     const { timeout, refusal } = upstreamFailure(error, this.timeoutMs);
@@ -171,7 +177,7 @@ export class Exchange {
     else if (!res.destroyed) refuse(res, refusal);
   }
 
-  private upstreamEnded(failure: 'refused' | 'timeout' | null): void {
+  private upstreamEnded(failure: UpstreamEnd): void {
     if (this.upstreamOver) return;
     this.upstreamOver = true;
     this.owner.upstreamEnded(this, failure);

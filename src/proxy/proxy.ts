@@ -335,6 +335,7 @@ export class LimitingProxy {
     });
     this.owner = {
       upstreamEnded(exchange, failure) {
+        if (failure === 'aborted') return;
         traffic.upstream.observe(performance.now() - exchange.sentAt);
         if (failure !== null) traffic.upstreamErrors[failure]++;
       },

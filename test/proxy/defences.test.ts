@@ -350,6 +350,29 @@ test('an upstream that answers garbage, cuts its body, or never reads ours: 502,
   }
 });
 
+test('a client that goes away mid-request: the upstream is cut, not counted as its fault or its time', async () => {
+  let reached = () => {};
+  const arrived = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  const silent = await rawUpstream((socket) => socket.once('data', () => reached()));
+  const { proxy, port } = await proxyOf({ upstream: silent.url, limits: [{ inflight: 10 }] });
+  try {
+    const client = connect(port, '127.0.0.1');
+    client.on('error', () => {});
+    client.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n');
+    await arrived;
+    client.destroy();
+    await settled(proxy);
+    assert.equal(proxy.traffic.total.count, 1, 'the request is in the total histogram');
+    assert.equal(proxy.traffic.upstream.count, 0, 'an abort is no measure of the upstream');
+    assert.deepEqual(statusOf(proxy).upstreamErrors, { refused: 0, timeout: 0 });
+  } finally {
+    await proxy.close(0);
+    silent.server.close();
+  }
+});
+
 test('Latency: quantiles of the last minute from the buckets, within the bucket they fall in', () => {
   let now = 1_000_000;
   const latency = new Latency(() => now);
