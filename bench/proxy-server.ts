@@ -4,7 +4,8 @@
  *
  * Upstreams answer `hello` (at once, or after 10 ms), or read a request body and answer one of
  * 64 KiB; on SIGTERM an upstream prints what connections it saw (`{ "opened", "peak" }`), so
- * that the suite can say how many each proxy opened.
+ * that the suite can say how many each proxy opened. On SIGUSR2 any prints the CPU it has used
+ * (`{ "cpuUs" }`).
  *
  * Proxies forward to the upstream URL: hotcount's (its limits allow every request, as in the
  * http suite, and hold an inflight place for each), node-http-proxy on a keep-alive agent,
@@ -80,6 +81,12 @@ function hasBody(req: IncomingMessage): boolean {
 async function main(which: ProxyCase, target: string): Promise<void> {
   const url = new URL(target ?? 'http://127.0.0.1:1');
   if (!which.startsWith('upstream')) process.on('SIGTERM', () => process.exit(0));
+  // The CPU this process has used so far, on demand: the suite reads it before and after a
+  // run, and says the CPU each process spends on a request.
+  process.on('SIGUSR2', () => {
+    const { user, system } = process.cpuUsage();
+    process.stdout.write(`${JSON.stringify({ cpuUs: user + system })}\n`);
+  });
   switch (which) {
     case 'upstream':
       return upstream(createServer((_req, res) => res.end('hello')));

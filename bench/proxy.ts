@@ -23,7 +23,7 @@ import {
   ratiosOf,
 } from './measure.js';
 import { BODY_BYTES, type ProxyCase } from './proxy-server.js';
-import { type ServerProcess, startServer, stopServer } from './server-process.js';
+import { cpuOf, type ServerProcess, startServer, stopServer } from './server-process.js';
 
 const SERVER = fileURLToPath(new URL('./proxy-server.js', import.meta.url));
 const ROUNDS = 3;
@@ -46,6 +46,8 @@ interface Load {
   /** Connections the upstream saw: opened in all, and open at once at most. */
   opened: number;
   peak: number;
+  /** CPU microseconds per request: autocannon (this process), the upstream, the proxy. */
+  cpuUs: { client: number; upstream: number; proxy: number };
 }
 
 function start(which: ProxyCase, upstream?: string): Promise<ServerProcess> {
@@ -70,7 +72,13 @@ async function load(forwarder: Forwarder, scenario: Scenario): Promise<Load> {
     };
     // A short warm-up, so that each process runs optimized code when measured.
     await autocannon({ ...options, duration: 1 });
+    const processes = proxy === null ? [upstream] : [upstream, proxy];
+    const before = await Promise.all(processes.map(cpuOf));
+    const client = process.cpuUsage();
     const result = await autocannon({ ...options, duration: DURATION_S });
+    const clientUsed = process.cpuUsage(client);
+    const after = await Promise.all(processes.map(cpuOf));
+    const perRequest = (us: number) => us / result.requests.total;
     if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
       throw new Error(
         `${forwarder}, ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
@@ -85,6 +93,11 @@ async function load(forwarder: Forwarder, scenario: Scenario): Promise<Load> {
       p99: result.latency.p99,
       opened: seen.opened,
       peak: seen.peak,
+      cpuUs: {
+        client: perRequest(clientUsed.user + clientUsed.system),
+        upstream: perRequest(after[0] - before[0]),
+        proxy: proxy === null ? 0 : perRequest(after[1] - before[1]),
+      },
     };
   } finally {
     if (proxy !== null) await stopServer(proxy);
@@ -138,6 +151,27 @@ function ratioRow(
   };
 }
 
+/**
+ * Where the CPU goes, per request: what bounds a proxy's share of the upstream's requests/s on
+ * a machine whose cores every process shares. With C cores kept busy, direct runs at about
+ * C / (client + upstream) and a proxy at C / (client + upstream + proxy).
+ */
+function cpuRow(loads: Map<Forwarder, Load[]>): Row {
+  const us = (f: Forwarder, part: keyof Load['cpuUs']) =>
+    of(loads, f, (l) => l.cpuUs[part]).toFixed(1);
+  const direct = `direct: client ${us('direct', 'client')}, upstream ${us('direct', 'upstream')}`;
+  const proxied = [HOTCOUNT, ...PEERS].map(
+    (f) =>
+      `${f}: client ${us(f, 'client')}, upstream ${us(f, 'upstream')}, proxy ${us(f, 'proxy')}`,
+  );
+  return {
+    case: '21.3b CPU microseconds per request, each process (medians of the rounds)',
+    measured: [direct, ...proxied].join('; '),
+    target: 'report only',
+    met: null,
+  };
+}
+
 const HOTCOUNT: Forwarder = 'hotcount proxy + limits';
 const PEERS: Forwarder[] = ['http-proxy', '@fastify/http-proxy'];
 
@@ -181,6 +215,7 @@ export async function proxySuite(options: BenchOptions): Promise<Row[]> {
       0.5,
     ),
   );
+  rows.push(cpuRow(hello));
   const p99 = of(hello, HOTCOUNT, (l) => l.p99);
   const peersP99 = PEERS.map((f) => of(hello, f, (l) => l.p99));
   rows.push({

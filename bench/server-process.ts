@@ -31,3 +31,14 @@ export async function stopServer(server: ServerProcess): Promise<void> {
   server.child.kill('SIGTERM');
   await once(server.child, 'exit');
 }
+
+/** The CPU microseconds `server` has used so far (its SIGUSR2 answer, proxy-server.ts). */
+export async function cpuOf(server: ServerProcess): Promise<number> {
+  const stdout = server.child.stdout as NonNullable<ServerProcess['child']['stdout']>;
+  const answered = once(stdout, 'data');
+  server.child.kill('SIGUSR2');
+  await answered;
+  // The 'data' listener of startServer ran first: the answer is the last line.
+  const line = server.lines.at(-1) ?? '{}';
+  return (JSON.parse(line) as { cpuUs: number }).cpuUs;
+}

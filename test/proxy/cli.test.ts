@@ -228,3 +228,39 @@ test("the README's config file example is one the proxy takes, and limits as it 
     upstream.server.close();
   }
 });
+
+/** The words after `proxy` in `line`, with --upstream, --listen and --admin made local. */
+function proxyArgs(line: string, upstream: string): string[] {
+  const words = line.trim().split(/\s+/);
+  const args = words.slice(words.indexOf('proxy') + 1);
+  const local: Record<string, string> = { '--upstream': upstream, '--listen': '0', '--admin': '0' };
+  return args.map((word, i) => local[args[i - 1]] ?? word);
+}
+
+test("the README's systemd unit and container command run the proxy as they say", async () => {
+  const readme = readFileSync(README, 'utf8');
+  const unit = /```ini\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? '';
+  assert.ok(execStart.includes('build/src/cli/main.js proxy'), 'the unit runs the proxy');
+  const stopS = Number(/^TimeoutStopSec=(\d+)s$/m.exec(unit)?.[1]);
+  const graceS = Number(/--grace (\d+)s/.exec(execStart)?.[1]);
+  assert.ok(stopS > graceS, `systemd waits ${stopS} s, longer than the grace of ${graceS} s`);
+  const docker = (/```sh\n(docker run[\s\S]*?)```/.exec(readme)?.[1] ?? '').replace(/\\\n/g, ' ');
+  assert.ok(docker.includes(' proxy '), 'the container runs the proxy');
+  const upstream = await listen((_req, res) => res.end('ok'));
+  try {
+    for (const line of [execStart, docker]) {
+      const proxy = await start(proxyArgs(line, upstream.url));
+      try {
+        assert.equal((await fetch(proxy.url)).status, 200, line);
+        const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
+        assert.match(metrics, /hotcount_request_duration_seconds_count 1\n/);
+      } finally {
+        proxy.child.kill('SIGTERM');
+        await once(proxy.child, 'exit');
+      }
+    }
+  } finally {
+    upstream.server.close();
+  }
+});
