@@ -7,25 +7,13 @@
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { HttpCase } from './http-server.js';
-import {
-  type BenchOptions,
-  formatRange,
-  formatRatio,
-  median,
-  type Row,
-  ratiosOf,
-} from './measure.js';
+import { type Load, loadRatioRow } from './load-rows.js';
+import type { BenchOptions, Row } from './measure.js';
 import { startServer, stopServer } from './server-process.js';
 
 const SERVER = fileURLToPath(new URL('./http-server.js', import.meta.url));
 const DURATION_S = 4;
 const CONNECTIONS = 50;
-
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-}
 
 async function load(which: HttpCase): Promise<Load> {
   const server = await startServer(SERVER, [which]);
@@ -67,20 +55,8 @@ async function pair(
       `    round ${round + 1}/${runs}: ${a} ${la.rps.toFixed(0)} req/s, ${b} ${lb.rps.toFixed(0)} req/s`,
     );
   }
-  const of = (which: HttpCase) => loads.get(which) ?? [];
-  const ratios = ratiosOf(
-    of(a).map((l) => l.rps),
-    of(b).map((l) => l.rps),
-  );
-  const ratio = median(ratios);
-  const describe = (which: HttpCase) =>
-    `${which} ${median(of(which).map((l) => l.rps)).toFixed(0)} req/s, p50 ${median(of(which).map((l) => l.p50))} ms, p99 ${median(of(which).map((l) => l.p99))} ms`;
-  return {
-    case: caseName,
-    measured: `${formatRatio(ratio)} the requests/s (runs ${formatRange(ratios, formatRatio)}; ${describe(a)}; ${describe(b)})`,
-    target: target === null ? 'report only' : `>= ${target}x`,
-    met: target === null ? null : ratio >= target,
-  };
+  const of = (which: HttpCase) => [which, loads.get(which) ?? []] as const;
+  return loadRatioRow(caseName, of(a), of(b), target, 'runs');
 }
 
 export async function httpSuite(options: BenchOptions): Promise<Row[]> {

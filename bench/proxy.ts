@@ -14,14 +14,8 @@
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { SERVER_DEFAULTS } from '../src/proxy/proxy.js';
-import {
-  type BenchOptions,
-  formatRange,
-  formatRatio,
-  median,
-  type Row,
-  ratiosOf,
-} from './measure.js';
+import { loadRatioRow, type Load as RequestsLoad } from './load-rows.js';
+import { type BenchOptions, median, type Row } from './measure.js';
 import { BODY_BYTES, type ProxyCase } from './proxy-server.js';
 import { cpuOf, type ServerProcess, startServer, stopServer } from './server-process.js';
 
@@ -39,10 +33,7 @@ interface Scenario {
   body?: Buffer;
 }
 
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
+interface Load extends RequestsLoad {
   /** Connections the upstream saw: opened in all, and open at once at most. */
   opened: number;
   peak: number;
@@ -127,10 +118,6 @@ async function rounds(
 const of = (loads: Map<Forwarder, Load[]>, f: Forwarder, pick: (load: Load) => number) =>
   median((loads.get(f) ?? []).map(pick));
 
-function describe(loads: Map<Forwarder, Load[]>, f: Forwarder): string {
-  return `${f} ${of(loads, f, (l) => l.rps).toFixed(0)} req/s, p50 ${of(loads, f, (l) => l.p50)} ms, p99 ${of(loads, f, (l) => l.p99)} ms`;
-}
-
 function ratioRow(
   loads: Map<Forwarder, Load[]>,
   a: Forwarder,
@@ -138,17 +125,8 @@ function ratioRow(
   caseName: string,
   target: number | null,
 ): Row {
-  const ratios = ratiosOf(
-    (loads.get(a) ?? []).map((l) => l.rps),
-    (loads.get(b) ?? []).map((l) => l.rps),
-  );
-  const ratio = median(ratios);
-  return {
-    case: caseName,
-    measured: `${formatRatio(ratio)} the requests/s (rounds ${formatRange(ratios, formatRatio)}; ${describe(loads, a)}; ${describe(loads, b)})`,
-    target: target === null ? 'report only' : `>= ${target}x`,
-    met: target === null ? null : ratio >= target,
-  };
+  const of = (f: Forwarder) => [f, loads.get(f) ?? []] as const;
+  return loadRatioRow(caseName, of(a), of(b), target, 'rounds');
 }
 
 /**

@@ -198,6 +198,16 @@ function readConfig(file: string): Record<string, unknown> {
   return config as Record<string, unknown>;
 }
 
+/** `f()`, its errors made usage errors (exit 2, one line) unless they are the CLI's already. */
+function wrap<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof InputError) throw error;
+    throw new UsageError((error as Error).message);
+  }
+}
+
 export function parseProxyArgs(args: string[]): ProxyRun {
   let values: ReturnType<typeof parse>['values'];
   try {
@@ -209,14 +219,6 @@ export function parseProxyArgs(args: string[]): ProxyRun {
   const demo = values.demo ?? false;
   const config = values.config === undefined ? {} : readConfig(values.config);
   const pick = (flag: string | undefined, field: string): unknown => flag ?? config[field];
-  const wrap = <T>(f: () => T): T => {
-    try {
-      return f();
-    } catch (error) {
-      if (error instanceof UsageError || error instanceof InputError) throw error;
-      throw new UsageError((error as Error).message);
-    }
-  };
   const listen = parseAddress('--listen', pick(values.listen, 'listen') ?? '8080');
   const adminText = pick(values.admin, 'admin') ?? (demo ? '9090' : undefined);
   const admin = adminText === undefined ? null : parseAddress('--admin', adminText);
@@ -285,13 +287,7 @@ export function parseProxyArgs(args: string[]): ProxyRun {
 
 /** A server option's value from its flag (text) or the config file (text or a number). */
 function serverValue(flag: string, kind: 'count' | 'duration', given: unknown): number {
-  if (kind === 'duration') {
-    try {
-      return parseDuration(flag, given);
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-  }
+  if (kind === 'duration') return wrap(() => parseDuration(flag, given));
   const n = typeof given === 'string' && /^\d{1,10}$/.test(given) ? Number(given) : given;
   if (!(Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 2 ** 31 - 1)) {
     throw new UsageError(`${flag} must be an integer >= 1; received ${JSON.stringify(given)}`);
@@ -322,11 +318,7 @@ function fleetOf(url: string | undefined, sync: string | undefined, options: Pro
   }
   let syncMs = 50;
   if (sync !== undefined) {
-    try {
-      syncMs = parseDuration('--sync', sync);
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+    syncMs = wrap(() => parseDuration('--sync', sync));
     if (syncMs > 3_600_000) {
       throw new UsageError(`--sync must be at most 1h; received '${sync}'`);
     }
