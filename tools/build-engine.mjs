@@ -464,6 +464,73 @@ function sharedRaise() {
   );
 }
 
+/**
+ * The conservative rule with a floor and a ceiling (count-min.ts raiseWithin), by hash: the
+ * limits' admission test and update in one call. base = max(estimate, floor), t = base + by
+ * (saturating); the cells are raised to t only when t <= ceiling; t is returned either way.
+ * Up to ROWS_IN_LOCALS rows (SHARED_CONSERVATIVE_DEPTH); a deeper sketch runs the JS rule.
+ * Local: one pass of reads, then the branch-free raise of localRaise. Shared: sharedRaise's
+ * attempts, each deciding on its own reads, so that an admission made on a read another thread
+ * made stale is retried, never granted twice.
+ */
+function raiseWithin(layout) {
+  const local = layout === LOCAL;
+  const rows = [...Array(ROWS_IN_LOCALS).keys()];
+  const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
+  const load = (a) => (local ? `(i32.load ${a})` : `(i32.atomic.load ${a})`);
+  const decide = lines(
+    readRows(layout.cells, load),
+    set('min', `(select ${get('floor')} ${get('min')} (i32.gt_s ${get('floor')} ${get('min')}))`),
+    target(),
+  );
+  const header = `(func (export "raiseWithin") (param $h1 i32) (param $h2 i32) (param $floor i32) (param $delta i32) (param $ceiling i32) (result i32) ${ROW_LOCALS} ${UPDATE_LOCALS}`;
+  if (local) {
+    const below = (v) => `(i32.and (i32.lt_s ${v} ${get('t')}) (i32.ne ${v} ${c(-SATURATED)}))`;
+    return `
+  ${header}
+    ${localPrologue()}
+    ${decide}
+    (if (i32.le_s ${get('t')} ${get('ceiling')}) (then
+      ${set('raised', c(0))}
+      ${rows
+        .map((row) => {
+          const s = get(`s${row}`);
+          return lines(
+            `(if ${inDepth(row)} (then`,
+            set('r', below(s)),
+            set('raised', `(i32.or ${get('raised')} ${get('r')})`),
+            `(i32.store ${get(`a${row}`)} (select ${get('t')} ${s} ${get('r')}))`,
+            '))',
+          );
+        })
+        .join('\n')}
+      (if ${get('raised')} (then
+        (if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))
+        ${set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`)}))
+      ${set('count', `(i64.add ${get('count')} (i64.extend_i32_s ${get('delta')}))`)}))
+    ${localEpilogue()}
+    ${get('t')})`;
+  }
+  const attempt = label('attempt');
+  return `
+  ${header}
+    (loop ${attempt}
+      ${decide}
+      (if (i32.gt_s ${get('t')} ${get('ceiling')}) (then (return ${get('t')})))
+      ${rows
+        .map((row) => {
+          const s = get(`s${row}`);
+          return lines(
+            `(if (i32.and ${inDepth(row)} (i32.and (i32.lt_s ${s} ${get('t')}) (i32.ne ${s} ${c(-SATURATED)}))) (then`,
+            `(br_if ${attempt} (i32.ne (i32.atomic.rmw.cmpxchg ${get(`a${row}`)} ${s} ${get('t')}) ${s}))`,
+            `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.atomic.store ${c(SHARED.saturated)} ${c(1)})))))`,
+          );
+        })
+        .join('\n')})
+    (call $addTotal ${get('delta')})
+    ${get('t')})`;
+}
+
 const UPDATE_LOCALS = `(local $mag i32) (local $vol i32) (local $count i64) (local $raised i32) ${ROWS_LOCALS}`;
 
 /**
@@ -708,6 +775,7 @@ ${CLAMP}
     ${hashBytes()}
     (i32.store ${c(0)} ${get('h1')}) (i32.store ${c(4)} ${get('h2')}))
 ${entryPoints(LOCAL, rules, true)}
+${raiseWithin(LOCAL)}
 ${rules.map(([name, body, result]) => batch(name, body, result)).join('\n')}
 ${hashLines()}
 )
@@ -735,6 +803,7 @@ ${KEYS}
 ${CLAMP}
 ${sharedTotal()}
 ${entryPoints(SHARED, rules, false)}
+${raiseWithin(SHARED)}
 )
 `;
 }

@@ -41,6 +41,12 @@ export { engineAvailable } from './memory.js';
  */
 export const SHARED_CONSERVATIVE_DEPTH = 8;
 
+/**
+ * The deepest sketch whose raiseWithin (the limits' rule) runs in the engine, local or shared:
+ * it keeps each row's address and first read in locals; a deeper one runs the JS rule.
+ */
+export const WITHIN_DEPTH = SHARED_CONSERVATIVE_DEPTH;
+
 /** Strings up to this many characters are copied into the scratch area by a loop. */
 const LOOP_CHARACTERS = 20;
 
@@ -52,6 +58,7 @@ const SCRATCH_BYTES = LOCAL_LAYOUT.cells - LOCAL_LAYOUT.scratch;
 type Update = (key: number, delta: number) => number;
 type UpdateHash = (h1: number, h2: number, delta: number) => number;
 type UpdateBytes = (ptr: number, length: number, tag: number, delta: number) => number;
+type UpdateWithin = (h1: number, h2: number, floor: number, by: number, ceiling: number) => number;
 type UpdateMany = (n: number, delta: number, unsigned: number) => number;
 
 interface Exports {
@@ -62,6 +69,7 @@ interface Exports {
   addHash: UpdateHash;
   raiseHash: UpdateHash;
   estimateHash: UpdateHash;
+  raiseWithin: UpdateWithin;
   // Local only:
   addBytes: UpdateBytes;
   raiseBytes: UpdateBytes;
@@ -135,6 +143,7 @@ export class Engine {
   private readonly incrementHashed: UpdateHash;
   private readonly incrementBytes: UpdateBytes;
   private readonly incrementBatch: UpdateMany;
+  private readonly raiseWithinCall: UpdateWithin;
   /** Bytes a key may take in the scratch area: -1 for a shared engine, which has none. */
   private readonly scratchBytes: number;
   private readonly bytes: Uint8Array;
@@ -177,6 +186,7 @@ export class Engine {
     this.incrementHashed = conservative ? exports.raiseHash : exports.addHash;
     this.incrementBytes = conservative ? exports.raiseBytes : exports.addBytes;
     this.incrementBatch = conservative ? exports.raiseMany : exports.addMany;
+    this.raiseWithinCall = exports.raiseWithin;
     this.scratchBytes = shared ? -1 : SCRATCH_BYTES;
     const buffer = memory.buffer;
     this.bytes = new Uint8Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells);
@@ -252,6 +262,11 @@ export class Engine {
 
   estimateHash(h1: number, h2: number): number {
     return this.exports.estimateHash(h1, h2, 0);
+  }
+
+  /** CountMinSketch.raiseWithin, in one call (a sketch of depth up to WITHIN_DEPTH). */
+  raiseWithin(h1: number, h2: number, floor: number, by: number, ceiling: number): number {
+    return this.raiseWithinCall(h1, h2, floor, by, ceiling);
   }
 
   /**

@@ -40,6 +40,7 @@ import {
   Engine,
   localEngineBytes,
   SHARED_CONSERVATIVE_DEPTH,
+  WITHIN_DEPTH,
 } from '../engine/engine.js';
 import { engineAvailable, engineMemory } from '../engine/memory.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
@@ -194,6 +195,8 @@ export class CountMinSketch {
   readonly hasher: SketchHasher;
   /** The WebAssembly engine, or null for the JS one. */
   private readonly wasm: Engine | null;
+  /** The engine, where it runs raiseWithin (depth up to WITHIN_DEPTH), else null. */
+  private readonly within: Engine | null;
   /** @internal */
   readonly counters: Counters;
   private readonly secretBytes: Uint8Array;
@@ -289,6 +292,7 @@ export class CountMinSketch {
     }
     this.engine = wasm === null ? 'js' : 'wasm';
     this.wasm = wasm;
+    this.within = wasm !== null && depth <= WITHIN_DEPTH ? wasm : null;
     this.counters = counters;
     this.hasher = wasm !== null && !shared ? wasm : new KeyHasher(k0, k1);
     this.rowCells = new Int32Array(depth);
@@ -512,6 +516,8 @@ export class CountMinSketch {
    * retried, never granted twice. `by` >= 0 and floor, ceiling within +-SATURATED.
    */
   raiseWithin(h1: number, h2: number, floor: number, by: number, ceiling: number): number {
+    const within = this.within;
+    if (within !== null) return within.raiseWithin(h1, h2, floor, by, ceiling);
     const counters = this.counters;
     const width = this.width;
     const depth = this.depth;

@@ -85,6 +85,56 @@ for (const shared of [false, true]) {
   }
 }
 
+/** The limits' bounds: a floor and a ceiling anywhere, often at or near the extremes. */
+const anyBound = fc.oneof(
+  fc.integer({ min: -20, max: 60 }),
+  fc.integer({ min: -SATURATED, max: SATURATED }),
+  fc.constantFrom(-SATURATED, SATURATED, SATURATED - 1, 0),
+);
+
+const withinOp = fc.oneof(
+  fc.record({
+    kind: fc.constant('within' as const),
+    key: anyKey,
+    floor: anyBound,
+    by: anyAmount,
+    ceiling: anyBound,
+  }),
+  fc.record({ kind: fc.constant('increment' as const), key: anyKey, by: anyAmount }),
+);
+
+for (const shared of [false, true]) {
+  test(`${shared ? 'shared' : 'local'}: raiseWithin, the limits' test and update, returns the same target and leaves the same cells in both engines`, () => {
+    const hasher = new KeyHasher(...hashKeyWords(secret));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }),
+        // Past 8 rows a local engine hands the rule to JS: both sides of that edge. A shared
+        // conservative sketch deeper than 8 has no wasm engine at all.
+        fc.integer({ min: 1, max: shared ? 8 : 10 }),
+        fc.array(withinOp, { maxLength: 60 }),
+        (width, depth, ops) => {
+          const [wasm, js] = pair({ conservative: true, shared, width, depth });
+          for (const op of ops) {
+            if (op.kind === 'increment') {
+              assert.equal(wasm.increment(op.key, op.by), js.increment(op.key, op.by));
+              continue;
+            }
+            hasher.hash(op.key);
+            const { h1, h2 } = hasher;
+            assert.equal(
+              wasm.raiseWithin(h1, h2, op.floor, op.by, op.ceiling),
+              js.raiseWithin(h1, h2, op.floor, op.by, op.ceiling),
+            );
+          }
+          assertSameState(wasm, js);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+}
+
 test('restored or merged near the limits, both engines go on saturating the same way', () => {
   const [wasm, js] = pair({ conservative: false, shared: false, width: 4, depth: 2 });
   for (const sketch of [wasm, js]) {
