@@ -3,7 +3,7 @@
  * into a scratch project, imported and run from there.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   cpSync,
   type Dirent,
@@ -83,6 +83,14 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
   assert.match(
     execFileSync(bin, ['top', '--json'], { input: 'x\nx\ny\n', encoding: 'utf8' }),
     /"total": 3/,
+  );
+  // The proxy forwards with undici, an optional peer dependency the install above left out:
+  // one line that says what to install, exit 1, no stack trace.
+  const proxy = spawnSync(bin, ['proxy', '--demo'], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(proxy.status, 1);
+  assert.equal(
+    proxy.stderr,
+    "hotcount: hotcount proxy forwards with undici, which is not installed: run 'npm install undici'\n",
   );
 });
 

@@ -3,7 +3,6 @@
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
 import { InputError, reason, UsageError } from './errors.js';
-import { PROXY_USAGE, parseProxyArgs, runProxy } from './proxy.js';
 import { parseTopArgs, runTop, TOP_USAGE, writeOut } from './top.js';
 
 const USAGE = `Usage: hotcount <command> [options]
@@ -36,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'proxy') {
+    const { PROXY_USAGE, parseProxyArgs, runProxy } = await loadProxy();
     const run = parseProxyArgs(rest);
     if (run.help) {
       await writeOut([PROXY_USAGE]);
@@ -52,6 +52,24 @@ async function main(argv: string[]): Promise<number> {
   }
   await (options.demo ? runDemo(options) : runTop(options));
   return 0;
+}
+
+/**
+ * The proxy command, loaded when asked for: it forwards with undici, an optional peer
+ * dependency, so that `hotcount top` and the library run without it.
+ */
+async function loadProxy(): Promise<typeof import('./proxy.js')> {
+  try {
+    return await import('./proxy.js');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && /'undici'/.test((error as Error).message)) {
+      throw new InputError(
+        "hotcount proxy forwards with undici, which is not installed: run 'npm install undici'",
+      );
+    }
+    throw error;
+  }
 }
 
 function fail(error: unknown): void {
