@@ -62,15 +62,6 @@ export async function fleetChild(port: number, body: string): Promise<ChildProce
   return child;
 }
 
-/** Waits until `check` holds, polling every 50 ms, at most 100 times. */
-export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let tries = 0; tries < 100; tries++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** Calls `attempt` until it resolves (Redis coming back), polling; the last error if never. */
 export async function retried(attempt: () => Promise<unknown>): Promise<void> {
   for (let tries = 0; ; tries++) {

@@ -4,7 +4,8 @@ import { request } from 'node:http';
 import { test } from 'node:test';
 import { listen } from '../helpers/http.js';
 import { runProxy, startProxy } from '../helpers/proxy-cli.js';
-import { RedisServer, until } from '../helpers/redis.js';
+import { RedisServer } from '../helpers/redis.js';
+import { until } from '../helpers/until.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { createAdminServer, LimitingProxy } from '../../src/proxy/index.js';
 import { listen } from '../helpers/http.js';
+import { until } from '../helpers/until.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -51,25 +52,23 @@ test('the status page shows the hot key, allowed and refused requests, and escap
     for (let i = 0; i < 5; i++) await send(`customer-${i}`);
     await send('<img src=x onerror=alert(1)>');
 
+    // Polled from here, not by page.waitForFunction: that evaluates its predicate as a string in
+    // the page, which the page's Content-Security-Policy (no 'unsafe-eval') rightly refuses.
     const firstKey = page.locator('table').first().locator('td.key').first();
     await firstKey.waitFor({ timeout: 10_000 });
-    await page.waitForFunction(
-      "document.querySelector('table td.key')?.textContent === 'x-customer:customer-hot'",
-      undefined,
-      { timeout: 10_000 },
+    await until(
+      async () => (await firstKey.textContent()) === 'x-customer:customer-hot',
+      'the hot key at the top',
     );
-    assert.equal(await firstKey.textContent(), 'x-customer:customer-hot');
-    await page.waitForFunction('/10 rate limited/.test(document.body.textContent)', undefined, {
-      timeout: 10_000,
-    });
-    const summary = await page.locator('#summary').textContent();
+    const summaryOf = () => page.locator('#summary').textContent();
+    await until(async () => /10 rate limited/.test((await summaryOf()) ?? ''), 'the refusals');
+    const summary = await summaryOf();
     assert.match(summary ?? '', /26 allowed, 10 rate limited, 0 inflight limited/);
     assert.equal(await page.locator('#chart polyline').count(), 3);
     // The client-written key is text on the page, and no element it describes exists.
-    await page.waitForFunction(
-      "[...document.querySelectorAll('td.key')].some((td) => td.textContent.includes('<img'))",
-      undefined,
-      { timeout: 10_000 },
+    await until(
+      async () => (await page.locator('td.key').allTextContents()).some((t) => t.includes('<img')),
+      'the client-written key, as text',
     );
     assert.equal(await page.locator('td img').count(), 0);
     assert.equal(alerted, false);

@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { RedisRateLimiter } from '../../src/redis/index.js';
-import { RedisServer, redisForFile, until } from '../helpers/redis.js';
+import { RedisServer, redisForFile } from '../helpers/redis.js';
+import { until } from '../helpers/until.js';
 
 const secret = new Uint8Array(16).fill(50);
 const fixture = redisForFile(3);

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { RateLimiter } from '../../src/index.js';
 import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/redis/index.js';
-import { RedisServer, redisForFile, until } from '../helpers/redis.js';
+import { RedisServer, redisForFile } from '../helpers/redis.js';
+import { until } from '../helpers/until.js';
 
 const secret = new Uint8Array(16).fill(49);
 const fixture = redisForFile(2);
