@@ -36,9 +36,12 @@ const SATURATED = 0x7fffffff;
  * Memory layouts. The engine exports them (the globals `layout*`), and src/engine/engine.ts
  * refuses to run a module whose layout differs from its own constants.
  *
- * Local memory:  0-7 the last key's hash (h1, h2) | 8 saturated (0/1) | 12 volume (see
- * LocalCounters) | 16-23 total (f64) | 24, 28 what hashLines reports | 64-16383 scratch: a key's bytes from 64, or a batch of
- * up to 1024 int keys from 8192 | 16384- the cells, row after row.
+ * Local memory, from the sketch's origin (a multiple of 64: several sketches of one shape may
+ * share a memory, each at an origin of its own; see count-min.ts, group):  0-7 the last key's
+ * hash (h1, h2) | 8 saturated (0/1) | 12 volume (see LocalCounters) | 16-23 total (f64) | 24,
+ * 28 what hashLines reports | 32, 36 what a window step read (its other estimate, its
+ * ceiling) | 64-16383 scratch: a key's bytes from 64, or a batch of up to 1024 int keys from
+ * 8192 | 16384- the cells, row after row.
  * Shared memory: the layout of src/sketch/shared-counters.ts (its version 2).
  */
 const LOCAL = {
@@ -47,6 +50,8 @@ const LOCAL = {
   total: 16,
   consumed: 24,
   emptyLines: 28,
+  stepOther: 32,
+  stepCeiling: 36,
   scratch: 64,
   batch: 8192,
   cells: 16384,
@@ -89,6 +94,11 @@ const X4 = {
 };
 
 const get = (name) => `(local.get $${name})`;
+/** A load or store's address of a field of LOCAL: from the sketch's origin. */
+const field = (name) => `offset=${LOCAL[name]} (global.get $origin)`;
+/** Where a local sketch's cells start (origin + LOCAL.cells), set by init. */
+const LOCAL_CELLS = '(global.get $cells)';
+const SHARED_CELLS = `(i32.const ${SHARED.cells})`;
 const set = (name, value) => `(local.set $${name} ${value})`;
 const c = (value) => `(i32.const ${value | 0})`;
 const lines = (...parts) => parts.flat().join('\n');
@@ -146,6 +156,8 @@ function hasher(ops, p) {
 }
 
 const scalar = hasher(I32, '');
+/** A local engine leaves the last hash at its origin (bytes 0-7). */
+const STORE_HASH = `(i32.store offset=0 (global.get $origin) ${get('h1')}) (i32.store offset=4 (global.get $origin) ${get('h2')})`;
 const HASH_LOCALS =
   '(local $v0 i32) (local $v1 i32) (local $v2 i32) (local $v3 i32) (local $h1 i32) (local $h2 i32)';
 
@@ -203,7 +215,8 @@ function hashBytes() {
 const BYTES_LOCALS = '(local $m i32) (local $end i32) (local $rest i32)';
 
 /**
- * The byte address of the key's cell in row `row` (expressions; `off` = row * width): column
+ * The byte address of the key's cell in row `row` (expressions: `cells` where the cells start,
+ * `off` = row * width): column
  * g = h1 + row * h2 (mod 2^32) mapped onto [0, width) as floor(g * width / 2^32). count-min.ts
  * computes it in f64, (g * width) * 2^-32 truncated, and the engine must agree for every width
  * up to 2^28. Up to width 2^21, g * width < 2^53 is exact in f64, so the exact 64-bit product's
@@ -216,7 +229,7 @@ function cellAddress(cells, row, off) {
   const exact = `(i32.wrap_i64 (i64.shr_u (i64.mul (i64.extend_i32_u ${g}) (global.get $width64)) (i64.const 32)))`;
   const double = `(i32.trunc_f64_u (f64.mul (f64.mul (f64.convert_i32_u ${g}) (global.get $widthF)) (f64.const 0x1p-32)))`;
   const column = `(if (result i32) (global.get $exact) (then ${exact}) (else ${double}))`;
-  return `(i32.add ${c(cells)} (i32.shl (i32.add ${off} ${column}) ${c(2)}))`;
+  return `(i32.add ${cells} (i32.shl (i32.add ${off} ${column}) ${c(2)}))`;
 }
 
 /** `body` once per row, with local `a` the byte address of the key's cell in that row. */
@@ -248,10 +261,10 @@ const saturatingSum = (value, delta) =>
 /**
  * The estimate: the least of the key's cells (count-min.ts, estimateHash). Into `min`.
  */
-function estimate(layout, load) {
+function estimate(cells, load) {
   return lines(
     set('min', c(SATURATED)),
-    forEachRow(layout.cells, lines(set('v', load(get('a'))), minInto('min', get('v')))),
+    forEachRow(cells, lines(set('v', load(get('a'))), minInto('min', get('v')))),
   );
 }
 
@@ -271,7 +284,7 @@ function localAdd() {
     `(if (i32.lt_u (i32.add ${get('vol')} ${get('mag')}) ${c(SATURATED)})`,
     `(then ${set('vol', `(i32.add ${get('vol')} ${get('mag')})`)}`,
     forEachRow(
-      LOCAL.cells,
+      LOCAL_CELLS,
       lines(
         set('v', `(i32.add (i32.load ${get('a')}) ${get('delta')})`),
         `(i32.store ${get('a')} ${get('v')})`,
@@ -281,7 +294,7 @@ function localAdd() {
     ')',
     '(else',
     forEachRow(
-      LOCAL.cells,
+      LOCAL_CELLS,
       lines(
         set('r', `(i32.load ${get('a')})`),
         `(if (i32.eqz ${isStuck(get('r'))}) (then`,
@@ -291,7 +304,7 @@ function localAdd() {
           'mag',
           `(select (i32.sub ${c(0)} ${get('r')}) ${get('r')} (i32.lt_s ${get('r')} ${c(0)}))`,
         ),
-        `(if (i32.eq ${get('mag')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))`,
+        `(if (i32.eq ${get('mag')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
         `(if (i32.gt_s ${get('mag')} ${get('vol')}) (then ${set('vol', get('mag'))}))`,
         '))',
         minInto('min', get('r')),
@@ -308,11 +321,11 @@ function localAdd() {
  * and written back after.
  */
 const localPrologue = () =>
-  lines(set('vol', `(i32.load ${c(LOCAL.volume)})`), set('count', '(i64.const 0)'));
+  lines(set('vol', `(i32.load ${field('volume')})`), set('count', '(i64.const 0)'));
 const localEpilogue = () =>
   lines(
-    `(i32.store ${c(LOCAL.volume)} ${get('vol')})`,
-    `(f64.store ${c(LOCAL.total)} (f64.add (f64.load ${c(LOCAL.total)}) (f64.convert_i64_s ${get('count')})))`,
+    `(i32.store ${field('volume')} ${get('vol')})`,
+    `(f64.store ${field('total')} (f64.add (f64.load ${field('total')}) (f64.convert_i64_s ${get('count')})))`,
   );
 
 /**
@@ -327,7 +340,7 @@ function localRaise() {
   const raise = (a) =>
     lines(
       `(i32.store ${a} ${get('t')})`,
-      `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))`,
+      `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
       `(if (i32.gt_s ${get('t')} ${get('vol')}) (then ${set('vol', get('t'))}))`,
     );
   const rows = [...Array(ROWS_IN_LOCALS).keys()];
@@ -348,19 +361,19 @@ function localRaise() {
   };
   return lines(
     `(if (i32.le_u (global.get $depth) ${c(ROWS_IN_LOCALS)}) (then`,
-    readRows(LOCAL.cells, (a) => `(i32.load ${a})`),
+    readRows(LOCAL_CELLS, (a) => `(i32.load ${a})`),
     target(),
     set('raised', c(0)),
     rows.map(raised),
     `(if ${get('raised')} (then`,
-    `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))`,
+    `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
     set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`),
     '))',
     ') (else',
-    estimate(LOCAL, (a) => `(i32.load ${a})`),
+    estimate(LOCAL_CELLS, (a) => `(i32.load ${a})`),
     target(),
     forEachRow(
-      LOCAL.cells,
+      LOCAL_CELLS,
       lines(
         set('v', `(i32.load ${get('a')})`),
         `(if ${below(get('v'))} (then ${raise(get('a'))}))`,
@@ -415,7 +428,7 @@ function sharedAdd() {
   return lines(
     set('min', c(SATURATED)),
     forEachRow(
-      SHARED.cells,
+      SHARED_CELLS,
       lines(
         set('v', `(i32.atomic.load ${get('a')})`),
         `(loop ${cas}`,
@@ -449,7 +462,7 @@ function sharedRaise() {
   const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
   return lines(
     `(loop ${attempt}`,
-    readRows(SHARED.cells, (a) => `(i32.atomic.load ${a})`),
+    readRows(SHARED_CELLS, (a) => `(i32.atomic.load ${a})`),
     target(),
     rows.map((row) => {
       const s = get(`s${row}`);
@@ -465,70 +478,124 @@ function sharedRaise() {
 }
 
 /**
- * The conservative rule with a floor and a ceiling (count-min.ts raiseWithin), by hash: the
- * limits' admission test and update in one call. base = max(estimate, floor), t = base + by
- * (saturating); the cells are raised to t only when t <= ceiling; t is returned either way.
- * Up to ROWS_IN_LOCALS rows (SHARED_CONSERVATIVE_DEPTH); a deeper sketch runs the JS rule.
- * Local: one pass of reads, then the branch-free raise of localRaise. Shared: sharedRaise's
- * attempts, each deciding on its own reads, so that an admission made on a read another thread
- * made stale is retried, never granted twice.
+ * The conservative rule with a floor and a ceiling (count-min.ts raiseWithin), by hash, over
+ * locals floor, delta, ceiling: the limits' admission test and update in one call.
+ * base = max(estimate, floor), t = base + by (saturating); the cells are raised to t only when
+ * t <= ceiling; t (in local `t`) either way. Up to ROWS_IN_LOCALS rows (WITHIN_DEPTH); a deeper
+ * sketch runs the JS rule. Local: one pass of reads, then the branch-free raise of localRaise.
+ * Shared: sharedRaise's attempts, each deciding on its own reads, so that an admission made on
+ * a read another thread made stale is retried, never granted twice.
  */
-function raiseWithin(layout) {
+function withinBody(layout) {
   const local = layout === LOCAL;
   const rows = [...Array(ROWS_IN_LOCALS).keys()];
   const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
   const load = (a) => (local ? `(i32.load ${a})` : `(i32.atomic.load ${a})`);
   const decide = lines(
-    readRows(layout.cells, load),
+    readRows(local ? LOCAL_CELLS : SHARED_CELLS, load),
     set('min', `(select ${get('floor')} ${get('min')} (i32.gt_s ${get('floor')} ${get('min')}))`),
     target(),
   );
-  const header = `(func (export "raiseWithin") (param $h1 i32) (param $h2 i32) (param $floor i32) (param $delta i32) (param $ceiling i32) (result i32) ${ROW_LOCALS} ${UPDATE_LOCALS}`;
   if (local) {
     const below = (v) => `(i32.and (i32.lt_s ${v} ${get('t')}) (i32.ne ${v} ${c(-SATURATED)}))`;
-    return `
-  ${header}
-    ${localPrologue()}
-    ${decide}
-    (if (i32.le_s ${get('t')} ${get('ceiling')}) (then
-      ${set('raised', c(0))}
-      ${rows
-        .map((row) => {
-          const s = get(`s${row}`);
-          return lines(
-            `(if ${inDepth(row)} (then`,
-            set('r', below(s)),
-            set('raised', `(i32.or ${get('raised')} ${get('r')})`),
-            `(i32.store ${get(`a${row}`)} (select ${get('t')} ${s} ${get('r')}))`,
-            '))',
-          );
-        })
-        .join('\n')}
-      (if ${get('raised')} (then
-        (if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${c(LOCAL.saturated)} ${c(1)})))
-        ${set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`)}))
-      ${set('count', `(i64.add ${get('count')} (i64.extend_i32_s ${get('delta')}))`)}))
-    ${localEpilogue()}
-    ${get('t')})`;
+    return lines(
+      localPrologue(),
+      decide,
+      `(if (i32.le_s ${get('t')} ${get('ceiling')}) (then`,
+      set('raised', c(0)),
+      rows.map((row) => {
+        const s = get(`s${row}`);
+        return lines(
+          `(if ${inDepth(row)} (then`,
+          set('r', below(s)),
+          set('raised', `(i32.or ${get('raised')} ${get('r')})`),
+          `(i32.store ${get(`a${row}`)} (select ${get('t')} ${s} ${get('r')}))`,
+          '))',
+        );
+      }),
+      `(if ${get('raised')} (then`,
+      `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
+      set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`),
+      '))',
+      set('count', `(i64.add ${get('count')} (i64.extend_i32_s ${get('delta')}))`),
+      '))',
+      localEpilogue(),
+    );
   }
   const attempt = label('attempt');
+  const done = label('done');
+  return lines(
+    `(block ${done} (loop ${attempt}`,
+    decide,
+    `(br_if ${done} (i32.gt_s ${get('t')} ${get('ceiling')}))`,
+    rows.map((row) => {
+      const s = get(`s${row}`);
+      return lines(
+        `(if (i32.and ${inDepth(row)} (i32.and (i32.lt_s ${s} ${get('t')}) (i32.ne ${s} ${c(-SATURATED)}))) (then`,
+        `(br_if ${attempt} (i32.ne (i32.atomic.rmw.cmpxchg ${get(`a${row}`)} ${s} ${get('t')}) ${s}))`,
+        `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.atomic.store ${c(SHARED.saturated)} ${c(1)})))))`,
+      );
+    }),
+    `(call $addTotal ${get('delta')})))`,
+  );
+}
+
+function raiseWithin(layout) {
   return `
-  ${header}
-    (loop ${attempt}
-      ${decide}
-      (if (i32.gt_s ${get('t')} ${get('ceiling')}) (then (return ${get('t')})))
-      ${rows
-        .map((row) => {
-          const s = get(`s${row}`);
-          return lines(
-            `(if (i32.and ${inDepth(row)} (i32.and (i32.lt_s ${s} ${get('t')}) (i32.ne ${s} ${c(-SATURATED)}))) (then`,
-            `(br_if ${attempt} (i32.ne (i32.atomic.rmw.cmpxchg ${get(`a${row}`)} ${s} ${get('t')}) ${s}))`,
-            `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.atomic.store ${c(SHARED.saturated)} ${c(1)})))))`,
-          );
-        })
-        .join('\n')})
-    (call $addTotal ${get('delta')})
+  (func (export "raiseWithin") (param $h1 i32) (param $h2 i32) (param $floor i32) (param $delta i32) (param $ceiling i32) (result i32) ${ROW_LOCALS} ${UPDATE_LOCALS}
+    ${withinBody(layout)}
     ${get('t')})`;
+}
+
+/**
+ * A limit's step over two sketches of one memory (count-min.ts stepHash, the reference): the
+ * key's estimate p in the other sketch (whose cells start at byte `other`; p = 0 for other < 0),
+ * lo = max(floor, p + floorOffset) and hi = floor(limit - p * weight), in the same doubles as
+ * the JS; p and hi left at LOCAL.stepOther and LOCAL.stepCeiling. Then, on this sketch, with
+ * delta 0 max(estimate, lo), writing nothing; else raiseWithin(lo, delta, hi). One call where
+ * the limits made three (hash, the previous window's estimate, the test and raise). Local
+ * engines, up to ROWS_IN_LOCALS rows; each key form hashes its own way first.
+ */
+function windowSteps() {
+  const params =
+    '(param $other i32) (param $floorIn f64) (param $floorOffset f64) (param $limit f64) (param $weight f64) (param $delta i32) (result i32)';
+  const locals = `${ROW_LOCALS} ${UPDATE_LOCALS} (local $p i32) (local $floor i32) (local $ceiling i32)`;
+  const p = `(f64.convert_i32_s ${get('p')})`;
+  const body = lines(
+    set('p', c(0)),
+    `(if (i32.ge_s ${get('other')} ${c(0)}) (then`,
+    estimate(get('other'), (a) => `(i32.load ${a})`),
+    set('p', get('min')),
+    '))',
+    set(
+      'floor',
+      `(i32.trunc_sat_f64_s (f64.max ${get('floorIn')} (f64.add ${p} ${get('floorOffset')})))`,
+    ),
+    set(
+      'ceiling',
+      `(i32.trunc_sat_f64_s (f64.floor (f64.sub ${get('limit')} (f64.mul ${p} ${get('weight')}))))`,
+    ),
+    `(i32.store ${field('stepOther')} ${get('p')})`,
+    `(i32.store ${field('stepCeiling')} ${get('ceiling')})`,
+    `(if (i32.eqz ${get('delta')}) (then`,
+    estimate(LOCAL_CELLS, (a) => `(i32.load ${a})`),
+    set('t', `(select ${get('floor')} ${get('min')} (i32.gt_s ${get('floor')} ${get('min')}))`),
+    ') (else',
+    withinBody(LOCAL),
+    '))',
+    get('t'),
+  );
+  return `
+  (func (export "stepNumber") (param $key f64) ${params} ${HASH_LOCALS} ${locals} ${NUMBER_LOCALS}
+    ${hashNumber('key')}
+    ${STORE_HASH}
+    ${body})
+  (func (export "stepBytes") (param $ptr i32) (param $len i32) (param $tag i32) ${params} ${HASH_LOCALS} ${locals} ${BYTES_LOCALS}
+    ${hashBytes()}
+    ${STORE_HASH}
+    ${body})
+  (func (export "stepHash") (param $h1 i32) (param $h2 i32) ${params} ${locals}
+    ${body})`;
 }
 
 const UPDATE_LOCALS = `(local $mag i32) (local $vol i32) (local $count i64) (local $raised i32) ${ROWS_LOCALS}`;
@@ -572,8 +639,7 @@ function entryPoints(layout, rules, bytes) {
   const LOCALS = `${HASH_LOCALS} ${ROW_LOCALS} ${UPDATE_LOCALS}`;
   const local = layout === LOCAL;
   const wrap = (body) => () => (local ? lines(localPrologue(), body(), localEpilogue()) : body());
-  const store =
-    layout === LOCAL ? `(i32.store ${c(0)} ${get('h1')}) (i32.store ${c(4)} ${get('h2')})` : '';
+  const store = layout === LOCAL ? STORE_HASH : '';
   const out = [];
   for (const [name, rule, result] of rules) {
     const body = wrap(rule);
@@ -630,7 +696,9 @@ function batch(name, body, result) {
   (func (export "${name}Many") (param $n i32) (param $delta i32) (param $unsigned i32) (result i32)
       ${HASH_LOCALS} ${ROW_LOCALS} ${UPDATE_LOCALS} ${NUMBER_LOCALS} (local $at i32) (local $stop i32) (local $key f64)
       ${vectorLocals.join(' ')}
-    ${set('stop', `(i32.shl (i32.and ${get('n')} ${c(~7)}) ${c(2)})`)}
+    ;; at runs from the origin (a multiple of 64, so groups stay 32-byte aligned).
+    ${set('at', '(global.get $origin)')}
+    ${set('stop', `(i32.add ${get('at')} (i32.shl (i32.and ${get('n')} ${c(~7)}) ${c(2)}))`)}
     ${localPrologue()}
     (loop ${outer}
       (block ${toSingles} (loop ${groups}
@@ -649,7 +717,7 @@ function batch(name, body, result) {
         (br ${groups})))
       ;; One by one: the last n mod 8 keys, and a group that holds a uint32 >= 2^31.
       (block ${singlesDone} (loop ${singles}
-        (br_if ${singlesDone} (i32.ge_u ${get('at')} (i32.shl ${get('n')} ${c(2)})))
+        (br_if ${singlesDone} (i32.ge_u ${get('at')} (i32.add (global.get $origin) (i32.shl ${get('n')} ${c(2)}))))
         ${set('lo', `(i32.load offset=${LOCAL.batch} ${get('at')})`)}
         ${set('key', `(select (f64.convert_i32_u ${get('lo')}) (f64.convert_i32_s ${get('lo')}) ${get('unsigned')})`)}
         ${hashNumber('key')}
@@ -746,14 +814,14 @@ function hashLines() {
         (br ${newlines})))
       ${set('at', `(i32.add ${get('at')} ${c(16)})`)}
       (br ${blocks}))))
-    (i32.store ${c(LOCAL.consumed)} (i32.sub ${get('s')} ${get('base')}))
-    (i32.store ${c(LOCAL.emptyLines)} ${get('empty')})
+    (i32.store ${field('consumed')} (i32.sub ${get('s')} ${get('base')}))
+    (i32.store ${field('emptyLines')} ${get('empty')})
     ${get('n')})`;
 }
 
 /** The module for counters in this thread's memory. */
 export function localWat() {
-  const estimateBody = () => estimate(LOCAL, (a) => `(i32.load ${a})`);
+  const estimateBody = () => estimate(LOCAL_CELLS, (a) => `(i32.load ${a})`);
   const rules = [
     ['add', localAdd, 'min'],
     ['raise', localRaise, 't'],
@@ -765,17 +833,23 @@ export function localWat() {
 ${layoutGlobals(LOCAL)}
 ${KEYS}
   ;; The 64-bit key of HalfSipHash as two words (hash/secret.ts, hashKeyWords) and the shape.
-  (func (export "init") (param $k0 i32) (param $k1 i32) (param $width i32) (param $depth i32)${INIT_BODY})
+  ;; The sketch's origin in the memory (a multiple of 64; 0 for a memory of its own).
+  (global $origin (mut i32) (i32.const 0))
+  (global $cells (mut i32) (i32.const ${LOCAL.cells}))
+  (func (export "init") (param $k0 i32) (param $k1 i32) (param $width i32) (param $depth i32) (param $origin i32)${INIT_BODY}
+    (global.set $origin (local.get $origin))
+    (global.set $cells (i32.add (local.get $origin) ${c(LOCAL.cells)})))
 ${CLAMP}
   ;; Hashes only, into bytes 0-7: the hasher that HeavyHitters and the tests use.
   (func (export "hashNumber") (param $key f64) ${HASH_LOCALS} ${NUMBER_LOCALS}
     ${hashNumber('key')}
-    (i32.store ${c(0)} ${get('h1')}) (i32.store ${c(4)} ${get('h2')}))
+    ${STORE_HASH})
   (func (export "hashBytes") (param $ptr i32) (param $len i32) (param $tag i32) ${HASH_LOCALS} ${BYTES_LOCALS}
     ${hashBytes()}
-    (i32.store ${c(0)} ${get('h1')}) (i32.store ${c(4)} ${get('h2')}))
+    ${STORE_HASH})
 ${entryPoints(LOCAL, rules, true)}
 ${raiseWithin(LOCAL)}
+${windowSteps()}
 ${rules.map(([name, body, result]) => batch(name, body, result)).join('\n')}
 ${hashLines()}
 )
@@ -784,7 +858,7 @@ ${hashLines()}
 
 /** The module for counters in a shared memory, updated atomically. */
 export function sharedWat() {
-  const estimateBody = () => estimate(SHARED, (a) => `(i32.atomic.load ${a})`);
+  const estimateBody = () => estimate(SHARED_CELLS, (a) => `(i32.atomic.load ${a})`);
   const rules = [
     ['add', sharedAdd, 'min'],
     ['raise', sharedRaise, 't'],

@@ -59,10 +59,23 @@ type Update = (key: number, delta: number) => number;
 type UpdateHash = (h1: number, h2: number, delta: number) => number;
 type UpdateBytes = (ptr: number, length: number, tag: number, delta: number) => number;
 type UpdateWithin = (h1: number, h2: number, floor: number, by: number, ceiling: number) => number;
+/** The tail of a window step's parameters (see tools/build-engine.mjs, windowSteps). */
+type StepTail = [
+  other: number,
+  floor: number,
+  floorOffset: number,
+  limit: number,
+  weight: number,
+  delta: number,
+];
+type StepNumber = (key: number, ...tail: StepTail) => number;
+type StepBytes = (ptr: number, length: number, tag: number, ...tail: StepTail) => number;
+type StepHash = (h1: number, h2: number, ...tail: StepTail) => number;
 type UpdateMany = (n: number, delta: number, unsigned: number) => number;
 
 interface Exports {
-  init(k0: number, k1: number, width: number, depth: number, word?: number): void;
+  /** `place`: a shared engine's total word, a local engine's origin (see LOCAL_LAYOUT). */
+  init(k0: number, k1: number, width: number, depth: number, place?: number): void;
   addNumber: Update;
   raiseNumber: Update;
   estimateNumber: Update;
@@ -71,6 +84,9 @@ interface Exports {
   estimateHash: UpdateHash;
   raiseWithin: UpdateWithin;
   // Local only:
+  stepNumber: StepNumber;
+  stepBytes: StepBytes;
+  stepHash: StepHash;
   addBytes: UpdateBytes;
   raiseBytes: UpdateBytes;
   estimateBytes: UpdateBytes;
@@ -108,9 +124,12 @@ function checkLayout(exports: Exports, layout: Record<string, number>): void {
   }
 }
 
-/** Bytes of the memory of a local engine for `counters` cells. */
+/**
+ * Bytes a local engine takes for `counters` cells, from its origin, rounded up to 64 so that
+ * the next sketch of a group starts where the engine wants an origin (see LOCAL_LAYOUT).
+ */
 export function localEngineBytes(counters: number): number {
-  return LOCAL_LAYOUT.cells + 4 * counters;
+  return LOCAL_LAYOUT.cells + Math.ceil((4 * counters) / 64) * 64;
 }
 
 /** What a bare local instance offers for hashing (chunk-hasher.ts). */
@@ -144,8 +163,14 @@ export class Engine {
   private readonly incrementBytes: UpdateBytes;
   private readonly incrementBatch: UpdateMany;
   private readonly raiseWithinCall: UpdateWithin;
+  /** Where this sketch's state starts in the memory (0 unless sketches share it). */
+  readonly origin: number;
+  /** The byte address of the first cell. */
+  readonly cellsAddress: number;
   /** Bytes a key may take in the scratch area: -1 for a shared engine, which has none. */
   private readonly scratchBytes: number;
+  /** The byte address of the scratch area. */
+  private readonly scratch: number;
   private readonly bytes: Uint8Array;
   private readonly units: Uint16Array;
   /** The same bytes as `bytes`, as a Buffer, for its UTF-16LE write. */
@@ -163,7 +188,7 @@ export class Engine {
     width: number,
     depth: number,
     conservative: boolean,
-    word: number,
+    place: number,
   ) {
     this.memory = memory;
     let module: WebAssembly.Module;
@@ -180,7 +205,7 @@ export class Engine {
     if (shared && exports.conservativeDepth.value !== SHARED_CONSERVATIVE_DEPTH) {
       throw new Error('engine conservative depth differs from SHARED_CONSERVATIVE_DEPTH');
     }
-    exports.init(k0 | 0, k1 | 0, width, depth, word);
+    exports.init(k0 | 0, k1 | 0, width, depth, place);
     this.exports = exports;
     this.incrementNumber = conservative ? exports.raiseNumber : exports.addNumber;
     this.incrementHashed = conservative ? exports.raiseHash : exports.addHash;
@@ -188,26 +213,40 @@ export class Engine {
     this.incrementBatch = conservative ? exports.raiseMany : exports.addMany;
     this.raiseWithinCall = exports.raiseWithin;
     this.scratchBytes = shared ? -1 : SCRATCH_BYTES;
+    // The views below start at the origin: offsets of LOCAL_LAYOUT index them directly.
+    const origin = shared ? 0 : place;
+    this.origin = origin;
+    this.cellsAddress = origin + (shared ? SHARED_LAYOUT.cells : LOCAL_LAYOUT.cells);
+    this.scratch = origin + LOCAL_LAYOUT.scratch;
     const buffer = memory.buffer;
-    this.bytes = new Uint8Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells);
-    this.units = new Uint16Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells >> 1);
-    this.text = Buffer.from(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells);
-    this.words = new Int32Array(buffer, 0, shared ? 0 : LOCAL_LAYOUT.cells >> 2);
-    this.batch = new Int32Array(buffer, LOCAL_LAYOUT.batch, shared ? 0 : BATCH_KEYS);
-    this.batchUnsigned = new Uint32Array(buffer, LOCAL_LAYOUT.batch, shared ? 0 : BATCH_KEYS);
+    const header = shared ? 0 : LOCAL_LAYOUT.cells;
+    this.bytes = new Uint8Array(buffer, origin, header);
+    this.units = new Uint16Array(buffer, origin, header >> 1);
+    this.text = Buffer.from(buffer, origin, header);
+    this.words = new Int32Array(buffer, origin, header >> 2);
+    this.batch = new Int32Array(buffer, origin + LOCAL_LAYOUT.batch, shared ? 0 : BATCH_KEYS);
+    this.batchUnsigned = new Uint32Array(
+      buffer,
+      origin + LOCAL_LAYOUT.batch,
+      shared ? 0 : BATCH_KEYS,
+    );
     this.reference = new KeyHasher(k0, k1);
   }
 
-  /** An engine over `memory`, laid out as LOCAL_LAYOUT (see counters.ts). */
+  /**
+   * An engine over `memory`, laid out as LOCAL_LAYOUT (see counters.ts) from byte `origin` (a
+   * multiple of 64).
+   */
   static local(
     memory: WebAssembly.Memory,
+    origin: number,
     k0: number,
     k1: number,
     width: number,
     depth: number,
     conservative: boolean,
   ): Engine {
-    return new Engine(memory, false, k0, k1, width, depth, conservative, -1);
+    return new Engine(memory, false, k0, k1, width, depth, conservative, origin);
   }
 
   /**
@@ -270,6 +309,67 @@ export class Engine {
   }
 
   /**
+   * CountMinSketch.stepWithin in one call (a local engine, depth up to WITHIN_DEPTH): `other`
+   * is the byte address of the other sketch's cells in this memory, or -1. What it read is left
+   * in `stepOther` and `stepCeiling`.
+   */
+  step(
+    key: Key,
+    other: number,
+    floor: number,
+    floorOffset: number,
+    limit: number,
+    weight: number,
+    delta: number,
+  ): number {
+    const exports = this.exports;
+    if (typeof key === 'number') {
+      if (key - key !== 0) checkKey('key', key);
+      return exports.stepNumber(key, other, floor, floorOffset, limit, weight, delta);
+    }
+    let length: number;
+    let tag: number;
+    if (typeof key === 'string') {
+      length = this.writeString(key);
+      tag = TAG_STRING;
+    } else if (key instanceof Uint8Array) {
+      length = key.length;
+      if (length <= this.scratchBytes) this.bytes.set(key, LOCAL_LAYOUT.scratch);
+      tag = TAG_BYTES;
+    } else {
+      // A bigint (whose digits the reference reads) or not a key (its TypeError).
+      this.hashByReference(key);
+      return exports.stepHash(this.h1, this.h2, other, floor, floorOffset, limit, weight, delta);
+    }
+    if (length <= this.scratchBytes) {
+      const scratch = this.scratch;
+      return exports.stepBytes(
+        scratch,
+        length,
+        tag,
+        other,
+        floor,
+        floorOffset,
+        limit,
+        weight,
+        delta,
+      );
+    }
+    this.hashByReference(key);
+    return exports.stepHash(this.h1, this.h2, other, floor, floorOffset, limit, weight, delta);
+  }
+
+  /** The other sketch's estimate that the last `step` read. */
+  get stepOther(): number {
+    return this.words[LOCAL_LAYOUT.stepOther >> 2];
+  }
+
+  /** The ceiling the last `step` computed. */
+  get stepCeiling(): number {
+    return this.words[LOCAL_LAYOUT.stepCeiling >> 2];
+  }
+
+  /**
    * Keys that are not numbers: their bytes into the scratch area and one call, or, when they
    * do not fit (or the engine is shared), the reference's hash and the call by hash.
    */
@@ -290,7 +390,7 @@ export class Engine {
       throw checkKey('key', key); // not a key: the reference's TypeError (checkKey throws)
     }
     if (length <= this.scratchBytes) {
-      const result = byBytes(LOCAL_LAYOUT.scratch, length, tag, delta);
+      const result = byBytes(this.scratch, length, tag, delta);
       this.readHash();
       return result;
     }
@@ -357,7 +457,7 @@ export class Engine {
       return;
     }
     this.copyIn(bytes, start, end);
-    this.exports.hashBytes(LOCAL_LAYOUT.scratch, length, TAG_BYTES);
+    this.exports.hashBytes(this.scratch, length, TAG_BYTES);
     this.readHash();
   }
 
@@ -376,7 +476,7 @@ export class Engine {
       this.hashByReference(key);
       return;
     }
-    this.exports.hashBytes(LOCAL_LAYOUT.scratch, length, tag);
+    this.exports.hashBytes(this.scratch, length, tag);
     this.readHash();
   }
 

@@ -23,7 +23,7 @@
  */
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import type { EngineName } from '../sketch/count-min.js';
+import { type EngineName, weightedCeiling } from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
 import { type Dimensions, dimensionsOf } from '../sketch/dimensions.js';
 import { type GcraGrid, gcraGrid } from './gcra.js';
@@ -146,7 +146,7 @@ export function limiterRule(options: {
  * counts (the Redis script computes the same, in the same doubles).
  */
 export function slidingCeiling(limit: number, previous: number, fraction: number): number {
-  return Math.floor(limit - previous * (1 - fraction));
+  return weightedCeiling(limit, previous, 1 - fraction);
 }
 
 /**
@@ -248,33 +248,33 @@ export class RateLimiter implements RateDecider {
   check(key: Key, cost = 1): RateLimitDecision {
     checkCount('cost', cost, 0);
     const windows = this.windows;
-    windows.advance();
-    const hasher = windows.hasher;
-    hasher.hash(key);
+    windows.begin(key);
     return this.grid === null
-      ? this.slidingWindow(windows, hasher.h1, hasher.h2, cost)
-      : this.gcra(windows, this.grid, hasher.h1, hasher.h2, cost);
+      ? this.slidingWindow(windows, key, cost)
+      : this.gcra(windows, this.grid, key, cost);
   }
 
-  private slidingWindow(windows: Windows, h1: number, h2: number, cost: number) {
+  private slidingWindow(windows: Windows, key: Key, cost: number) {
     const limit = this.limit;
-    const windowMs = this.windowMs;
-    const previous = windows.previousEstimate(h1, h2);
-    const ceiling = slidingCeiling(limit, previous, windows.fraction);
+    // The previous window weighted by the part of the current one still to come: the ceiling
+    // is slidingCeiling(limit, previous, fraction), in the step (one engine call).
+    const weight = 1 - windows.fraction;
+    const found = windows.step(key, -SATURATED, Number.NEGATIVE_INFINITY, limit, weight, cost);
     const current = windows.current;
+    const previous = current.stepOther;
+    const ceiling = current.stepCeiling;
     let count: number;
     let allowed: boolean;
     if (cost === 0) {
-      count = current.estimateHash(h1, h2);
+      count = found;
       allowed = count <= ceiling;
     } else {
-      const target = current.raiseWithin(h1, h2, -SATURATED, cost, ceiling);
-      allowed = target <= ceiling;
-      count = allowed ? target : target - cost;
+      allowed = found <= ceiling;
+      count = allowed ? found : found - cost;
     }
     return slidingDecision(
       limit,
-      windowMs,
+      this.windowMs,
       previous,
       count,
       cost,
@@ -284,24 +284,25 @@ export class RateLimiter implements RateDecider {
     );
   }
 
-  private gcra(windows: Windows, grid: GcraGrid, h1: number, h2: number, cost: number) {
+  private gcra(windows: Windows, grid: GcraGrid, key: Key, cost: number) {
     const { ticksPerMs, intervalTicks, horizonTicks } = grid;
-    // The previous era's TAT, in ticks from this era's start (a key it never saw: below 0).
-    const carried = windows.previousEstimate(h1, h2) - windows.windowMs * ticksPerMs;
     const nowTicks = Math.floor((windows.time - windows.start) * ticksPerMs);
-    const floor = Math.max(carried, nowTicks);
     const ceiling = nowTicks + horizonTicks;
-    const current = windows.current;
+    // The previous era's TAT, in ticks from this era's start (p - the era's ticks; a key it
+    // never saw: below 0), and the time: the TAT is the later of the two. Weight 0: the ceiling
+    // does not depend on the previous era.
+    const eraTicks = windows.windowMs * ticksPerMs;
+    const estimateOnly = cost === 0 || cost > this.burst;
+    const by = estimateOnly ? 0 : cost * intervalTicks;
+    const found = windows.step(key, nowTicks, -eraTicks, ceiling, 0, by);
     let tat: number;
     let allowed: boolean;
-    if (cost === 0 || cost > this.burst) {
-      const known = current.estimateHash(h1, h2);
-      tat = Math.max(known, floor);
+    if (estimateOnly) {
+      tat = found;
       allowed = cost === 0;
     } else {
-      const target = current.raiseWithin(h1, h2, floor, cost * intervalTicks, ceiling);
-      allowed = target <= ceiling;
-      tat = allowed ? target : target - cost * intervalTicks;
+      allowed = found <= ceiling;
+      tat = allowed ? found : found - by;
     }
     return gcraDecision(grid, this.limit, this.burst, tat, nowTicks, cost, allowed);
   }

@@ -43,6 +43,7 @@
  * object last saw: windows only move forward.
  */
 import { typeError } from '../errors.js';
+import type { Key } from '../hash/key-hasher.js';
 import {
   type CountMinOptions,
   CountMinSketch,
@@ -117,6 +118,8 @@ export class Windows {
   start = 0;
   /** The clock's time at the last `advance`, never before `start`. */
   time = 0;
+  /** Shared windows: the key's estimate in the previous window, read by `begin`. */
+  private previousCount = 0;
   private window = Number.NaN;
   /** The previous window's sketch and the tag it had when this object rolled. */
   private previousSlot = 0;
@@ -151,7 +154,9 @@ export class Windows {
     now: () => number,
     purpose: readonly number[],
   ): Windows {
-    const sketches = [0, 1, 2].map(() => new CountMinSketch(options));
+    // One engine memory for the three, where they run on the local engine: a step reads the
+    // previous window and updates the current one in one call (CountMinSketch.stepWithin).
+    const sketches = CountMinSketch.group(options, 3);
     let state: SharedArrayBuffer | null = null;
     if (options.shared === true) {
       state = new SharedArrayBuffer(STATE_BYTES);
@@ -230,6 +235,40 @@ export class Windows {
       this.roll(window);
     }
     this.time = time;
+  }
+
+  /**
+   * Reads the clock (see `advance`) before a `step` for `key`. Shared windows also hash the key
+   * and read its estimate in the previous window here, checked against a clear that began
+   * meanwhile (`previousEstimate`), which may move the windows on: so the caller reads the
+   * time and the current window after this call, not before.
+   */
+  begin(key: Key): void {
+    this.advance();
+    if (this.state === null) return;
+    const hasher = this.hasher;
+    hasher.hash(key);
+    this.previousCount = this.previousEstimate(hasher.h1, hasher.h2);
+  }
+
+  /**
+   * CountMinSketch.stepWithin on the current window, the previous one as the other sketch, for
+   * the key of the last `begin`: in local windows one engine call, hash included.
+   */
+  step(
+    key: Key,
+    floor: number,
+    floorOffset: number,
+    limit: number,
+    weight: number,
+    by: number,
+  ): number {
+    const current = this.current;
+    if (this.state === null) {
+      return current.stepWithin(key, this.previous, floor, floorOffset, limit, weight, by);
+    }
+    const { h1, h2 } = this.hasher;
+    return current.stepHash(h1, h2, this.previousCount, floor, floorOffset, limit, weight, by);
   }
 
   /**

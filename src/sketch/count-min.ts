@@ -132,6 +132,15 @@ export const SKETCH_OPTION_NAMES: readonly string[] = [
 /** 2^-32, to map a 32-bit hash onto [0, width) by multiplication. */
 const INV_2_32 = 1 / 4294967296;
 
+/**
+ * floor(limit - p * weight): the most a key may reach in a window when the window before held
+ * p, weighted (the sliding window's ceiling, with weight the part of that window still
+ * counted). In doubles, as the engine computes it (tools/build-engine.mjs, windowSteps).
+ */
+export function weightedCeiling(limit: number, p: number, weight: number): number {
+  return Math.floor(limit - p * weight);
+}
+
 /** Fast check for an amount: an integer from 0 to 2^31 - 1; the slow path explains. */
 export function checkAmount(by: number): void {
   if (typeof by === 'number' && (by & SATURATED) === by) return;
@@ -197,6 +206,9 @@ export class CountMinSketch {
   private readonly wasm: Engine | null;
   /** The engine, where it runs raiseWithin (depth up to WITHIN_DEPTH), else null. */
   private readonly within: Engine | null;
+  /** @internal What the last `stepWithin` read: the other sketch's estimate, the ceiling. */
+  stepOther = 0;
+  stepCeiling = 0;
   /** @internal */
   readonly counters: Counters;
   private readonly secretBytes: Uint8Array;
@@ -208,10 +220,14 @@ export class CountMinSketch {
   /** The half-life, or null: a sketch that does not age pays one comparison per call. */
   private readonly aging: Aging | null;
 
-  /** `attach` is for `handle`: the memory to use instead of new counters. @internal */
+  /**
+   * `attach` is for `handle`: the memory to use instead of new counters; `placed`, for `group`:
+   * where in a memory the sketches of a group share this one's counters lie. @internal
+   */
   constructor(
     options: CountMinOptions = {},
     attach?: { name: string; buffer: unknown; memory: unknown; aging?: AgingHandle },
+    placed?: { memory: WebAssembly.Memory; origin: number },
   ) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
@@ -277,6 +293,11 @@ export class CountMinSketch {
         wasm = Engine.shared(memory, k0, k1, width, depth, conservative, word);
       }
       counters = sharedCounters;
+    } else if (engine === 'wasm' && placed !== undefined) {
+      const { memory, origin } = placed;
+      const bytes = localEngineBytes(width * depth);
+      counters = new LocalCounters(width * depth, memory.buffer, origin, bytes);
+      wasm = Engine.local(memory, origin, k0, k1, width, depth, conservative);
     } else if (engine === 'wasm') {
       const memory = engineMemory(localEngineBytes(width * depth), false);
       if (memory === undefined) {
@@ -285,7 +306,7 @@ export class CountMinSketch {
         counters = new LocalCounters(width * depth);
       } else {
         counters = new LocalCounters(width * depth, memory.buffer);
-        wasm = Engine.local(memory, k0, k1, width, depth, conservative);
+        wasm = Engine.local(memory, 0, k0, k1, width, depth, conservative);
       }
     } else {
       counters = new LocalCounters(width * depth);
@@ -301,6 +322,28 @@ export class CountMinSketch {
       attach?.aging !== undefined
         ? Aging.attach(attach.aging, options.now)
         : Aging.from(options, shared);
+  }
+
+  /**
+   * @internal `count` sketches made with `options` (one secret for all), whose counters share
+   * one engine memory when they run on the local WebAssembly engine, so that one engine call
+   * can read one of them and update another (`stepWithin`): the windows of a limit. Otherwise
+   * (shared, the JS engine, no memory left for the engine), `count` sketches of their own.
+   */
+  static group(options: CountMinOptions, count: number): CountMinSketch[] {
+    const secret = options.secret ?? randomSecret();
+    const made = { ...options, secret };
+    const make = () => Array.from({ length: count }, () => new CountMinSketch(made));
+    if (options.shared === true || options.engine === 'js' || !engineAvailable()) return make();
+    const first = new CountMinSketch(made); // validates the options, resolves the shape
+    if (first.engine !== 'wasm' || first.aging !== null) return [first, ...make().slice(1)];
+    const bytes = localEngineBytes(first.width * first.depth);
+    const memory = engineMemory(bytes * count, false);
+    if (memory === undefined) return [first, ...make().slice(1)];
+    return Array.from(
+      { length: count },
+      (_, i) => new CountMinSketch(made, undefined, { memory, origin: i * bytes }),
+    );
   }
 
   /**
@@ -549,6 +592,62 @@ export class CountMinSketch {
         return target;
       }
     }
+  }
+
+  /**
+   * @internal A limit's step over two sketches of one group (see `group`; the windows of
+   * src/limits): p = the key's estimate in `other` (0 for null), lo = max(floor, p +
+   * floorOffset), hi = floor(limit - p * weight); then on this sketch raiseWithin(lo, by, hi),
+   * or for by = 0, max(estimate, lo) without writing. Returns that; leaves p and hi in
+   * `stepOther` and `stepCeiling`. One engine call when both sketches share its memory.
+   */
+  stepWithin(
+    key: Key,
+    other: CountMinSketch | null,
+    floor: number,
+    floorOffset: number,
+    limit: number,
+    weight: number,
+    by: number,
+  ): number {
+    const within = this.within;
+    const otherEngine = other === null ? null : other.within;
+    // A local engine (it has the scratch area), and the other sketch in its memory or none.
+    if (within?.batches && (other === null || otherEngine?.memory === within.memory)) {
+      const cells = otherEngine === null ? -1 : otherEngine.cellsAddress;
+      const result = within.step(key, cells, floor, floorOffset, limit, weight, by);
+      this.stepOther = within.stepOther;
+      this.stepCeiling = within.stepCeiling;
+      return result;
+    }
+    const hasher = this.hasher;
+    hasher.hash(key);
+    const { h1, h2 } = hasher;
+    const p = other === null ? 0 : other.estimateHash(h1, h2);
+    return this.stepHash(h1, h2, p, floor, floorOffset, limit, weight, by);
+  }
+
+  /**
+   * @internal stepWithin's rule by hash, with the other sketch's estimate `p` read by the
+   * caller (shared windows check that read before they use it): the reference the engine's
+   * one-call step is tested against.
+   */
+  stepHash(
+    h1: number,
+    h2: number,
+    p: number,
+    floor: number,
+    floorOffset: number,
+    limit: number,
+    weight: number,
+    by: number,
+  ): number {
+    const lo = Math.max(floor, p + floorOffset);
+    const hi = weightedCeiling(limit, p, weight);
+    this.stepOther = p;
+    this.stepCeiling = hi;
+    if (by === 0) return Math.max(this.estimateHash(h1, h2), lo);
+    return this.raiseWithin(h1, h2, lo, by, hi);
   }
 
   /**

@@ -80,11 +80,13 @@ export interface Counters {
 }
 
 /**
- * Where a local sketch keeps its state in the WebAssembly engine's memory (byte offsets; see
- * tools/build-engine.mjs, which lays the module out the same way and is checked against this):
- * the last hash (0-7), the saturated flag (8), the volume (12), the total as an f64 (16), what
- * the engine's line hashing reports (24, 28: see chunk-hasher.ts), the engine's scratch area
- * for keys and batches (from `scratch`), the cells (from `cells`).
+ * Where a local sketch keeps its state in the WebAssembly engine's memory (byte offsets from
+ * the sketch's origin, 0 unless sketches share the memory; see tools/build-engine.mjs, which
+ * lays the module out the same way and is checked against this): the last hash (0-7), the
+ * saturated flag (8), the volume (12), the total as an f64 (16), what the engine's line hashing
+ * reports (24, 28: see chunk-hasher.ts), what a window step read (32, 36: see
+ * CountMinSketch.stepWithin), the engine's scratch area for keys and batches (from `scratch`),
+ * the cells (from `cells`).
  */
 export const LOCAL_LAYOUT = {
   saturated: 8,
@@ -92,6 +94,8 @@ export const LOCAL_LAYOUT = {
   total: 16,
   consumed: 24,
   emptyLines: 28,
+  stepOther: 32,
+  stepCeiling: 36,
   scratch: 64,
   batch: 8192,
   cells: 16384,
@@ -122,18 +126,21 @@ export class LocalCounters implements Counters {
   /** The total, as an f64 of LOCAL_LAYOUT (exact to 2^53). */
   private readonly sums: Float64Array;
 
-  /** `size` cells; in `memory` (laid out as LOCAL_LAYOUT) if given, else in arrays of their own. */
-  constructor(size: number, memory?: ArrayBuffer) {
+  /**
+   * `size` cells; in `memory` (laid out as LOCAL_LAYOUT from byte `origin`, taking `bytes` of
+   * it) if given, else in arrays of their own.
+   */
+  constructor(size: number, memory?: ArrayBuffer, origin = 0, bytes = memory?.byteLength ?? 0) {
     if (memory === undefined) {
       this.cells = new Int32Array(size);
       this.state = new Int32Array(VOLUME_WORD + 1);
       this.sums = new Float64Array(TOTAL_SLOT + 1);
       this.memoryBytes = this.cells.byteLength;
     } else {
-      this.cells = new Int32Array(memory, LOCAL_LAYOUT.cells, size);
-      this.state = new Int32Array(memory, 0, VOLUME_WORD + 1);
-      this.sums = new Float64Array(memory, 0, TOTAL_SLOT + 1);
-      this.memoryBytes = memory.byteLength;
+      this.cells = new Int32Array(memory, origin + LOCAL_LAYOUT.cells, size);
+      this.state = new Int32Array(memory, origin, VOLUME_WORD + 1);
+      this.sums = new Float64Array(memory, origin, TOTAL_SLOT + 1);
+      this.memoryBytes = bytes;
     }
   }
 

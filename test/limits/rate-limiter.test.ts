@@ -401,3 +401,59 @@ test('gcra time grid: T a whole number of ticks, exact when it fits, else within
     assert.equal(gcraGrid(limit, windowMs, limit).exact, true);
   }
 });
+
+/** Keys of every kind the step hashes its own way: numbers, strings, bytes, bigints. */
+const stepKey = fc.oneof(
+  fc.integer({ min: 0, max: 12 }),
+  fc.constantFrom(0.5, -(2 ** 31) - 1, 2 ** 40),
+  fc.constantFrom('10.1.2.3', 'a', '', 'é'.repeat(30), 'x'.repeat(9000)),
+  fc.constantFrom(Uint8Array.of(1, 2, 3), new Uint8Array(0)),
+  fc.constantFrom(7n, -(2n ** 70n)),
+);
+
+for (const algorithm of ['sliding-window', 'gcra'] as const) {
+  test(`${algorithm}: the engine's one-call step decides as the JS reference and leaves the same cells, call for call`, () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 400 }),
+            stepKey,
+            fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom(0, 1, 50, 2 ** 31 - 1)),
+          ),
+          { maxLength: 150 },
+        ),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 1, max: 40 }),
+        // Up to 8 rows the engine steps in one call; deeper, it runs the JS rule: both sides.
+        fc.integer({ min: 1, max: 10 }),
+        (events, limit, windowMs, width, depth) => {
+          const clock = fakeClock(1_000_000);
+          const [wasm, js] = (['wasm', 'js'] as const).map(
+            (engine) =>
+              new RateLimiter({
+                limit,
+                windowMs,
+                algorithm,
+                now: clock.now,
+                width,
+                depth,
+                secret,
+                engine,
+              }),
+          );
+          assert.equal(wasm.engine, 'wasm');
+          for (const [step, key, cost] of events) {
+            clock.time += step;
+            assert.deepEqual(wasm.check(key, cost), js.check(key, cost));
+          }
+          const cells = (limiter: RateLimiter) =>
+            limiter['windows'].sketches.map((sketch) => [...sketch.counters.cells]);
+          assert.deepEqual(cells(wasm), cells(js));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+}
