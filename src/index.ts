@@ -1,3 +1,4 @@
+export { AddressKey, ipKey } from './hash/address-key.js';
 export type { Key } from './hash/key-hasher.js';
 export {
   type HeavyHitter,

@@ -20,6 +20,7 @@
  * The modules are compiled once per process, synchronously, on first use; each sketch is an
  * instance of its own, with its memory imported.
  */
+import { AddressKey } from '../hash/address-key.js';
 import {
   checkKey,
   type Key,
@@ -336,6 +337,9 @@ export class Engine {
       length = key.length;
       if (length <= this.scratchBytes) this.bytes.set(key, LOCAL_LAYOUT.scratch);
       tag = TAG_BYTES;
+    } else if (key instanceof AddressKey) {
+      length = this.addressIn(key);
+      tag = key.tag;
     } else {
       // A bigint (whose digits the reference reads) or not a key (its TypeError).
       this.hashByReference(key);
@@ -386,6 +390,9 @@ export class Engine {
     } else if (typeof key === 'bigint') {
       length = this.writeString(key.toString(16));
       tag = TAG_BIGINT;
+    } else if (key instanceof AddressKey) {
+      length = this.addressIn(key);
+      tag = key.tag;
     } else {
       throw checkKey('key', key); // not a key: the reference's TypeError (checkKey throws)
     }
@@ -416,6 +423,16 @@ export class Engine {
     return 2 * n;
   }
 
+  /**
+   * An address's 4 or 16 bytes into the scratch area, by a loop (a `set` costs more than the
+   * copy at this size), if the engine has one; their length.
+   */
+  private addressIn(key: AddressKey): number {
+    const bytes = key.bytes;
+    if (bytes.length <= this.scratchBytes) this.copyIn(bytes, 0, bytes.length);
+    return bytes.length;
+  }
+
   /** Hashes `key` with the JS reference (a key the scratch area cannot take) into h1, h2. */
   private hashByReference(key: Key): void {
     const reference = this.reference;
@@ -443,6 +460,7 @@ export class Engine {
     }
     if (typeof key === 'string') this.hashBytesOf(this.writeString(key), TAG_STRING, key);
     else if (key instanceof Uint8Array) this.hashBytes(key, 0, key.length);
+    else if (key instanceof AddressKey) this.hashBytesOf(this.addressIn(key), key.tag, key);
     else checkKey('key', key);
   }
 

@@ -25,6 +25,8 @@
  *   job anyway.)
  * - bigints: their hexadecimal digits, hashed as a string under the bigint tag (allocates; rare).
  * - Uint8Array (and Buffer): the content, not the identity, 4 bytes per word, little-endian.
+ * - AddressKey (address-key.ts): the address's 4 or 16 bytes as a byte key would be, under a
+ *   tag of their own (the address family, and for IPv6 the prefix length).
  *
  * Results are left in `h1`/`h2` instead of returned, so that no call allocates.
  *
@@ -34,9 +36,13 @@
  * method into these already large functions.
  */
 import { typeError } from '../errors.js';
+import { AddressKey } from './address-key.js';
 
-/** What can be counted. Composite keys (customer + origin) are the caller's string. */
-export type Key = string | number | bigint | Uint8Array;
+/**
+ * What can be counted. Composite keys (customer + origin) are the caller's string; a client's
+ * network address is an AddressKey (`ipKey`).
+ */
+export type Key = string | number | bigint | Uint8Array | AddressKey;
 
 /** Key kinds, folded into the initial state (the engine, src/engine, uses the same). */
 export const TAG_BYTES = 0;
@@ -50,7 +56,7 @@ const f64 = new Float64Array(1);
 const i32 = new Int32Array(f64.buffer);
 
 /** What a key may be, for error messages. */
-const KEY_KINDS = 'a string, a finite number, a bigint or a Uint8Array';
+const KEY_KINDS = 'a string, a finite number, a bigint, a Uint8Array or an AddressKey';
 
 function invalidKey(key: unknown): TypeError {
   return typeError('key', KEY_KINDS, key);
@@ -62,6 +68,7 @@ export function checkKey(name: string, key: unknown): Key {
     typeof key === 'string' ||
     typeof key === 'bigint' ||
     key instanceof Uint8Array ||
+    key instanceof AddressKey ||
     (typeof key === 'number' && Number.isFinite(key))
   ) {
     return key;
@@ -89,6 +96,7 @@ export class KeyHasher {
     else if (typeof key === 'string') this.hashString(key, TAG_STRING);
     else if (key instanceof Uint8Array) this.hashBytes(key, 0, key.length);
     else if (typeof key === 'bigint') this.hashString(key.toString(16), TAG_BIGINT);
+    else if (key instanceof AddressKey) this.hashBytes(key.bytes, 0, key.bytes.length, key.tag);
     else throw invalidKey(key);
   }
 
@@ -162,13 +170,16 @@ export class KeyHasher {
     this.h2 = v1 ^ v3;
   }
 
-  /** Bytes `start` to `end` of `bytes` (a Buffer slice of a larger read is fine). */
+  /**
+   * Bytes `start` to `end` of `bytes` (a Buffer slice of a larger read is fine), under `tag`:
+   * TAG_BYTES for a byte key, an address's tag for an AddressKey's bytes.
+   */
   // biome-ignore format: one SipRound per line
-  hashBytes(bytes: Uint8Array, start: number, end: number): void {
+  hashBytes(bytes: Uint8Array, start: number, end: number, tag = TAG_BYTES): void {
     const n = end - start;
     const tail = start + (n & ~3);
     let v0 = this.k0;
-    let v1 = this.k1 ^ 0xee ^ TAG_BYTES;
+    let v1 = this.k1 ^ 0xee ^ tag;
     let v2 = this.k0 ^ 0x6c796765;
     let v3 = this.k1 ^ 0x74656462;
     for (let p = start; p < tail; p += 4) {

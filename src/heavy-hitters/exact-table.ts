@@ -23,12 +23,15 @@
  *   not 3.5 s, most of the difference in charCodeAt.) An evicted key's bytes stay as garbage
  *   until the arena is full; the live ones are then copied into a new arena with half as much
  *   room again as they take, so that each byte is copied O(1) times on average. Strings,
- *   numbers and bigints are kept as they are in `values` (created when the first arrives) and
- *   found with `===`; the kind in the tag keeps the string "1" and the bytes [0x31] apart.
+ *   numbers, bigints and AddressKeys are kept as they are in `values` (created when the first
+ *   arrives) and found with `===` (an AddressKey by `equals`: one address may be keyed by
+ *   several objects, one per connection); the kind in the tag keeps the string "1" and the bytes
+ *   [0x31] apart.
  *
  * Arrays start small and double up to `capacity`, so that a large capacity costs nothing until
  * keys arrive to fill it.
  */
+import { AddressKey } from '../hash/address-key.js';
 import type { Key } from '../hash/key-hasher.js';
 import { SCALE_ONE } from '../sketch/aging.js';
 import type { SketchHasher } from '../sketch/count-min.js';
@@ -38,7 +41,10 @@ export function entryId(h1: number): number {
   return h1 >> 1;
 }
 
-/** A key's kind, the low bit of its tag: a key compared with `===`, kept in `values`. */
+/**
+ * A key's kind, the low bit of its tag: a key compared by value (`===`; an AddressKey by its
+ * bytes), kept in `values`.
+ */
 const VALUE = 0;
 /** A key's kind, the low bit of its tag: bytes, kept in the arena. */
 const BYTES = 1;
@@ -82,7 +88,7 @@ export class ExactTable {
   /** Per slot: the bound on the key's count before it entered. */
   private bases!: Float64Array;
   /** Keys of kind VALUE, by slot; empty until the first arrives. */
-  private values!: (string | number | bigint | undefined)[];
+  private values!: (string | number | bigint | AddressKey | undefined)[];
   /** Two per heap position: the entry's upper bound (base + exact), and its exact count. */
   private bounds!: Float64Array;
   /** Slot at each heap position. */
@@ -109,7 +115,10 @@ export class ExactTable {
     for (let cell = this.home(tagged); ; cell = (cell + 1) & mask) {
       const slot = cells[cell];
       if (slot === EMPTY) return -1;
-      if (this.records[RECORD * slot + TAG] === tagged && this.values[slot] === key) return slot;
+      if (this.records[RECORD * slot + TAG] !== tagged) continue;
+      const value = this.values[slot];
+      // Values are compared as JS does; an address, by its bytes (a key per connection).
+      if (value === key || (value instanceof AddressKey && value.equals(key))) return slot;
     }
   }
 

@@ -43,6 +43,7 @@
  */
 import { getRandomValues } from 'node:crypto';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
+import { AddressKey } from '../hash/address-key.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
 import { Aging, type AgingHandle, SCALE_ONE, scaleOf } from '../sketch/aging.js';
 import {
@@ -570,10 +571,16 @@ export class HeavyHitters {
    */
   private combinedEntries(): Combined[] {
     const byValue = new Map<Key, Combined>();
+    // Keys compared by content: bytes by their bytes, addresses by their text (one per key).
     const byBytes = new Map<string, Combined>();
     /** `fresh`: `key` is a copy of its own, to give away (own keys are). */
     const add = (key: Key, exact: number, upper: number, fresh: boolean, complete: boolean) => {
-      const bytes = key instanceof Uint8Array ? Buffer.from(key).toString('latin1') : undefined;
+      const bytes =
+        key instanceof Uint8Array
+          ? `b${Buffer.from(key).toString('latin1')}`
+          : key instanceof AddressKey
+            ? `a${key}`
+            : undefined;
       const found = bytes === undefined ? byValue.get(key) : byBytes.get(bytes);
       if (found !== undefined) {
         found.exact += exact;

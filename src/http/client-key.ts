@@ -1,11 +1,14 @@
 /**
  * Who a request is from: the key a limit counts it under.
  *
- * By default the client's IP address, from the socket. IPv6 clients are grouped by a prefix
- * (`ipv6Prefix`, default 56 bits): one subscriber usually holds a whole /56 or /64 and can pick
- * any address in it, so counting single addresses would let one client be 2^72 clients. An
- * IPv4-mapped IPv6 address (`::ffff:192.0.2.7`, what a dual-stack socket reports) is its IPv4
- * address. Behind proxies, `trustProxy: n` takes the client from `X-Forwarded-For` through n
+ * By default the client's IP address, from the socket, as an AddressKey (`ipKey`: its bits,
+ * parsed in place and hashed under a tag of their own, never a string built per request). IPv6
+ * clients are grouped by a prefix (`ipv6Prefix`, default 56 bits): one subscriber usually holds
+ * a whole /56 or /64 and can pick any address in it, so counting single addresses would let one
+ * client be 2^72 clients. An IPv4-mapped IPv6 address (`::ffff:192.0.2.7`, what a dual-stack
+ * socket reports) is its IPv4 address. Text that is no address (a Unix socket's empty address)
+ * is counted under that text. Behind proxies, `trustProxy: n` takes the client from
+ * `X-Forwarded-For` (read where it lies, hop by hop from the right) through n
  * trusted hops: the socket's peer is hop 0, the last address in the header hop 1, and so on,
  * so the client is the n-th address from the right (the leftmost, if the header holds fewer).
  * Without `trustProxy` the header is never read: any client can write it.
@@ -15,8 +18,8 @@
  * request gives any key (the seed's composite: customer + origin + host).
  */
 import type { IncomingMessage } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
 import { integerIn, typeError } from '../errors.js';
+import { addressKeyIn } from '../hash/address-key.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
 
 /** How a limit finds a request's key. */
@@ -39,18 +42,19 @@ export function keyOf(options: ClientKeyOptions): KeyOf {
   const prefix = integerIn('ipv6Prefix', options.ipv6Prefix ?? 56, 1, 128);
   // Without trusted proxies the key is the socket's peer: found once per connection (a
   // keep-alive connection carries many requests), not once per request.
-  const bySocket = new WeakMap<object, string>();
+  const bySocket = new WeakMap<object, Key>();
   const ip =
     trustProxy > 0
-      ? (req: IncomingMessage) => clientAddress(req, trustProxy, prefix)
+      ? (req: IncomingMessage) => clientKey(req, trustProxy, prefix)
       : (req: IncomingMessage) => {
           const socket = req.socket;
-          let address = bySocket.get(socket);
-          if (address === undefined) {
-            address = normalizeAddress(socket.remoteAddress ?? '', prefix);
-            bySocket.set(socket, address);
+          let key = bySocket.get(socket);
+          if (key === undefined) {
+            const address = socket.remoteAddress ?? '';
+            key = addressOrText(address, 0, address.length, prefix);
+            bySocket.set(socket, key);
           }
-          return address;
+          return key;
         };
   const key = options.key ?? 'ip';
   if (typeof key === 'function') {
@@ -68,58 +72,61 @@ export function keyOf(options: ClientKeyOptions): KeyOf {
   throw typeError('key', "'ip', 'header:<name>' or a function of the request", key);
 }
 
-/** The client's address: through `trustProxy` hops of X-Forwarded-For, normalized. */
-export function clientAddress(req: IncomingMessage, trustProxy: number, prefix: number): string {
-  let address = req.socket.remoteAddress ?? '';
-  if (trustProxy > 0) {
-    const header = req.headers['x-forwarded-for'];
-    const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
-      .split(',')
-      .map((part) => part.trim())
-      .filter((part) => part !== '');
-    if (forwarded.length > 0) {
-      address = forwarded[Math.max(0, forwarded.length - trustProxy)];
-    }
-  }
-  return normalizeAddress(address, prefix);
+/** SP or HTAB: the white space around a field's list items (RFC 9110, OWS). */
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9;
 }
 
 /**
- * An address as a key: IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 as its first `prefix` bits
- * (`2001:db8:1200::/56`); anything else (a proxy's garbage, a Unix socket's empty address)
- * as it came, so that it is still counted, under a key of its own.
+ * The client's key: through `trustProxy` hops of X-Forwarded-For (the trustProxy-th address
+ * from the right, or the leftmost when the header holds fewer; empty items skipped), else the
+ * socket's peer. The header is scanned where it lies: no split, no array, no substring.
  */
-export function normalizeAddress(address: string, prefix: number): string {
-  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  if (isIPv4(bare)) return bare;
-  if (!isIPv6(bare)) return bare;
-  const words = ipv6Words(bare);
-  if (words === null) return bare;
-  const mapped = words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff;
-  if (mapped) {
-    return `${words[6] >> 8}.${words[6] & 255}.${words[7] >> 8}.${words[7] & 255}`;
+export function clientKey(req: IncomingMessage, trustProxy: number, prefix: number): Key {
+  if (trustProxy > 0) {
+    const header = req.headers['x-forwarded-for'];
+    const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+    let from = -1;
+    let to = -1;
+    let found = 0;
+    for (let end = text.length; found < trustProxy; ) {
+      let start = end;
+      while (start > 0 && text.charCodeAt(start - 1) !== 44) start--;
+      let a = start;
+      let b = end;
+      while (a < b && isSpace(text.charCodeAt(a))) a++;
+      while (b > a && isSpace(text.charCodeAt(b - 1))) b--;
+      if (b > a) {
+        from = a;
+        to = b;
+        found++;
+      }
+      if (start === 0) break;
+      end = start - 1;
+    }
+    if (from >= 0) return addressOrText(text, from, to, prefix);
   }
-  for (let i = 0; i < 8; i++) {
-    const keep = Math.max(0, Math.min(16, prefix - 16 * i));
-    words[i] &= keep === 0 ? 0 : (0xffff << (16 - keep)) & 0xffff;
-  }
-  return `${words.map((word) => word.toString(16)).join(':')}/${prefix}`;
+  const address = req.socket.remoteAddress ?? '';
+  return addressOrText(address, 0, address.length, prefix);
 }
 
-/** The eight 16-bit words of an IPv6 address (zone dropped, `::` and dotted tail expanded). */
-function ipv6Words(address: string): number[] | null {
-  let text = address.split('%')[0];
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted !== null) {
-    const [a, b, c, d] = dotted.slice(1).map(Number);
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return null;
-  const head = halves[0] === '' ? [] : halves[0].split(':');
-  const tail = halves.length === 2 && halves[1] !== '' ? halves[1].split(':') : [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
-  const words = [...head, ...Array(halves.length === 2 ? missing : 0).fill('0'), ...tail];
-  return words.map((word) => Number.parseInt(word, 16));
+/**
+ * The key of the address in text[start, end): an AddressKey, or, for text that is no address (a
+ * proxy's garbage, a Unix socket's empty address), that text without brackets, so that it is
+ * still counted, under a key of its own.
+ */
+function addressOrText(text: string, start: number, end: number, prefix: number): Key {
+  const key = addressKeyIn(text, start, end, prefix);
+  if (key !== null) return key;
+  const bracketed = end - start >= 2 && text[start] === '[' && text[end - 1] === ']';
+  return bracketed ? text.slice(start + 1, end - 1) : text.slice(start, end);
+}
+
+/**
+ * An address as text, as it is counted: IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 as its first
+ * `prefix` bits (`2001:db8:1200:0:0:0:0:0/56`); anything else as it came (without brackets).
+ * The text of the key `ipKey(address, prefix)`.
+ */
+export function normalizeAddress(address: string, prefix: number): string {
+  return String(addressOrText(address, 0, address.length, prefix));
 }

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { BATCH_KEYS } from '../../src/engine/engine.js';
 import { type Key, KeyHasher } from '../../src/hash/key-hasher.js';
 import { hashKeyWords } from '../../src/hash/secret.js';
-import { CountMinSketch, SATURATED } from '../../src/index.js';
+import { CountMinSketch, ipKey, SATURATED } from '../../src/index.js';
 
 const secret = Uint8Array.from({ length: 16 }, (_, i) => i * 29 + 3);
 
@@ -19,6 +19,16 @@ const anyKey = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 9 }),
   fc.bigInt(),
   fc.uint8Array({ maxLength: 40 }),
+  // Client addresses: 4 bytes, or 16 under a prefix's tag.
+  fc
+    .integer({ min: 0, max: 2 ** 32 - 1 })
+    .map((a) => ipKey(`${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`) as Key),
+  fc
+    .tuple(
+      fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 }),
+      fc.integer({ min: 0, max: 128 }),
+    )
+    .map(([words, prefix]) => ipKey(words.map((w) => w.toString(16)).join(':'), prefix) as Key),
   // Longer than the engine's scratch area: hashed by the JS reference, counted by the engine.
   fc.constantFrom('é'.repeat(8161), new Uint8Array(16_321).fill(7), 'x'.repeat(8160)),
   // Longer than the engine copies by a loop; with lone surrogates, which must stay raw.

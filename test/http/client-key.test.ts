@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
 import { keyOf } from '../../src/http/client-key.js';
 import { type KeyOption, normalizeAddress } from '../../src/http/index.js';
+import { AddressKey, ipKey } from '../../src/index.js';
 
 function request(remoteAddress: string, headers: Record<string, string | string[]> = {}) {
   return { socket: { remoteAddress }, headers } as unknown as IncomingMessage;
@@ -22,15 +23,32 @@ test('IPv6 clients are grouped by their prefix; IPv4-mapped IPv6 is IPv4', () =>
 
 test('X-Forwarded-For is read only through trustProxy hops, never otherwise', () => {
   const headers = { 'x-forwarded-for': '203.0.113.9, 198.51.100.1, 10.0.0.2' };
-  const at = (trustProxy: number) => keyOf({ trustProxy })(request('10.0.0.1', headers));
+  const at = (trustProxy: number) => String(keyOf({ trustProxy })(request('10.0.0.1', headers)));
   assert.equal(at(0), '10.0.0.1'); // a client can write the header: not trusted
   assert.equal(at(1), '10.0.0.2');
   assert.equal(at(2), '198.51.100.1');
   assert.equal(at(3), '203.0.113.9');
   assert.equal(at(9), '203.0.113.9'); // fewer hops than trusted: the furthest
-  assert.equal(keyOf({ trustProxy: 1 })(request('10.0.0.1')), '10.0.0.1');
+  assert.equal(String(keyOf({ trustProxy: 1 })(request('10.0.0.1'))), '10.0.0.1');
   const split = { 'x-forwarded-for': ['203.0.113.9', '2001:db8::7'] };
-  assert.equal(keyOf({ trustProxy: 1 })(request('::1', split)), '2001:db8:0:0:0:0:0:0/56');
+  assert.equal(String(keyOf({ trustProxy: 1 })(request('::1', split))), '2001:db8:0:0:0:0:0:0/56');
+  // Empty items and white space around them are skipped, as a list field's OWS.
+  const spaced = { 'x-forwarded-for': ' 203.0.113.9 ,, \t198.51.100.1\t, ' };
+  assert.equal(String(keyOf({ trustProxy: 1 })(request('10.0.0.1', spaced))), '198.51.100.1');
+  assert.equal(String(keyOf({ trustProxy: 2 })(request('10.0.0.1', spaced))), '203.0.113.9');
+});
+
+test('a client address is an AddressKey, one per address whatever its spelling; other text stays text', () => {
+  const ip = keyOf({});
+  const key = ip(request('::ffff:192.0.2.7'));
+  assert.ok(key instanceof AddressKey);
+  assert.ok(key.equals(ip(request('192.0.2.7'))));
+  assert.ok(key.equals(ipKey('192.0.2.7')));
+  assert.equal(ip(request('')), '');
+  assert.equal(ip(request('[not an address]')), 'not an address');
+  const behind = keyOf({ trustProxy: 1 });
+  const forwarded = behind(request('10.0.0.1', { 'x-forwarded-for': 'garbage' }));
+  assert.equal(forwarded, 'garbage');
 });
 
 test('header keys, with the client IP when the header is missing; key functions are checked', () => {

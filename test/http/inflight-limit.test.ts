@@ -4,10 +4,12 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { inflightLimit } from '../../src/http/index.js';
+import { type AddressKey, ipKey } from '../../src/index.js';
 import { listen } from '../helpers/http.js';
 
 const secret = new Uint8Array(16).fill(37);
-const CLIENT = '127.0.0.1';
+/** The key the middleware counts this test's client under: its address, as an AddressKey. */
+const CLIENT = ipKey('127.0.0.1') as AddressKey;
 
 /** Waits (up to 2 s) for the client's count to come back to `count`. */
 async function settles(limit: ReturnType<typeof inflightLimit>, count: number): Promise<void> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { RateLimiter } from '../../src/index.js';
+import { ipKey, type Key, RateLimiter } from '../../src/index.js';
 import { gcraGrid } from '../../src/limits/gcra.js';
 
 const secret = new Uint8Array(16).fill(5);
@@ -409,6 +409,7 @@ const stepKey = fc.oneof(
   fc.constantFrom('10.1.2.3', 'a', '', 'é'.repeat(30), 'x'.repeat(9000)),
   fc.constantFrom(Uint8Array.of(1, 2, 3), new Uint8Array(0)),
   fc.constantFrom(7n, -(2n ** 70n)),
+  fc.constantFrom('10.1.2.3', '::ffff:10.1.2.3', '2001:db8::1').map((a) => ipKey(a, 56) as Key),
 );
 
 for (const algorithm of ['sliding-window', 'gcra'] as const) {
