@@ -343,32 +343,12 @@ function localRaise() {
       `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
       `(if (i32.gt_s ${get('t')} ${get('vol')}) (then ${set('vol', get('t'))}))`,
     );
-  const rows = [...Array(ROWS_IN_LOCALS).keys()];
-  const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
   const below = (v) => `(i32.and (i32.lt_s ${v} ${get('t')}) (i32.ne ${v} ${c(-SATURATED)}))`;
-  // Branch-free: whether a cell is below t is as random as the cells, so a branch on it
-  // mispredicts; every cell is stored, with max(s, t) (a stuck cell with itself), and the flag
-  // and volume are set once, from whether any cell was raised.
-  const raised = (row) => {
-    const s = get(`s${row}`);
-    return lines(
-      `(if ${inDepth(row)} (then`,
-      set('r', below(s)),
-      set('raised', `(i32.or ${get('raised')} ${get('r')})`),
-      `(i32.store ${get(`a${row}`)} (select ${get('t')} ${s} ${get('r')}))`,
-      '))',
-    );
-  };
   return lines(
     `(if (i32.le_u (global.get $depth) ${c(ROWS_IN_LOCALS)}) (then`,
     readRows(LOCAL_CELLS, (a) => `(i32.load ${a})`),
     target(),
-    set('raised', c(0)),
-    rows.map(raised),
-    `(if ${get('raised')} (then`,
-    `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
-    set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`),
-    '))',
+    raiseInLocals(),
     ') (else',
     estimate(LOCAL_CELLS, (a) => `(i32.load ${a})`),
     target(),
@@ -385,13 +365,59 @@ function localRaise() {
 }
 
 /**
+ * The second pass of a local conservative update over the rows readRows kept in locals: every
+ * cell below t (and not stuck at -SATURATED) raised to t. Branch-free: whether a cell is below
+ * t is as random as the cells, so a branch on it mispredicts; every cell is stored, with
+ * max(s, t) (a stuck cell with itself), and the flag and volume are set once, from whether any
+ * cell was raised.
+ */
+function raiseInLocals() {
+  const below = (v) => `(i32.and (i32.lt_s ${v} ${get('t')}) (i32.ne ${v} ${c(-SATURATED)}))`;
+  return lines(
+    set('raised', c(0)),
+    [...Array(ROWS_IN_LOCALS).keys()].map((row) => {
+      const s = get(`s${row}`);
+      return lines(
+        `(if ${inDepth(row)} (then`,
+        set('r', below(s)),
+        set('raised', `(i32.or ${get('raised')} ${get('r')})`),
+        `(i32.store ${get(`a${row}`)} (select ${get('t')} ${s} ${get('r')}))`,
+        '))',
+      );
+    }),
+    `(if ${get('raised')} (then`,
+    `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
+    set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`),
+    '))',
+  );
+}
+
+/**
+ * The second pass of a shared conservative attempt (sharedRaise): each cell below t (and not
+ * stuck) set from the value the first pass read, by a compare-exchange; a failed one starts the
+ * attempt `attempt` over.
+ */
+function casInLocals(attempt) {
+  return [...Array(ROWS_IN_LOCALS).keys()].map((row) => {
+    const s = get(`s${row}`);
+    return lines(
+      `(if (i32.and ${inDepth(row)} (i32.and (i32.lt_s ${s} ${get('t')}) (i32.ne ${s} ${c(-SATURATED)}))) (then`,
+      `(br_if ${attempt} (i32.ne (i32.atomic.rmw.cmpxchg ${get(`a${row}`)} ${s} ${get('t')}) ${s}))`,
+      `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.atomic.store ${c(SHARED.saturated)} ${c(1)})))))`,
+    );
+  });
+}
+
+/** Whether the sketch has a row `row` (a constant). */
+const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
+
+/**
  * The first ROWS_IN_LOCALS rows' addresses into locals a0.., their values (read by `load`)
  * into s0.., and the least of them into `min`: the first pass of a conservative update.
  */
 const ROWS_IN_LOCALS = 8;
 function readRows(cells, load) {
   const rows = [...Array(ROWS_IN_LOCALS).keys()];
-  const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
   return lines(
     set('min', c(SATURATED)),
     set('off', c(0)),
@@ -458,20 +484,11 @@ function sharedAdd() {
 const SHARED_CONSERVATIVE_DEPTH = ROWS_IN_LOCALS;
 function sharedRaise() {
   const attempt = label('attempt');
-  const rows = [...Array(SHARED_CONSERVATIVE_DEPTH).keys()];
-  const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
   return lines(
     `(loop ${attempt}`,
     readRows(SHARED_CELLS, (a) => `(i32.atomic.load ${a})`),
     target(),
-    rows.map((row) => {
-      const s = get(`s${row}`);
-      return lines(
-        `(if (i32.and ${inDepth(row)} (i32.and (i32.lt_s ${s} ${get('t')}) (i32.ne ${s} ${c(-SATURATED)}))) (then`,
-        `(br_if ${attempt} (i32.ne (i32.atomic.rmw.cmpxchg ${get(`a${row}`)} ${s} ${get('t')}) ${s}))`,
-        `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.atomic.store ${c(SHARED.saturated)} ${c(1)})))))`,
-      );
-    }),
+    casInLocals(attempt),
     ')',
     `(call $addTotal ${get('delta')})`,
   );
@@ -488,8 +505,6 @@ function sharedRaise() {
  */
 function withinBody(layout) {
   const local = layout === LOCAL;
-  const rows = [...Array(ROWS_IN_LOCALS).keys()];
-  const inDepth = (row) => `(i32.gt_u (global.get $depth) ${c(row)})`;
   const load = (a) => (local ? `(i32.load ${a})` : `(i32.atomic.load ${a})`);
   const decide = lines(
     readRows(local ? LOCAL_CELLS : SHARED_CELLS, load),
@@ -497,26 +512,11 @@ function withinBody(layout) {
     target(),
   );
   if (local) {
-    const below = (v) => `(i32.and (i32.lt_s ${v} ${get('t')}) (i32.ne ${v} ${c(-SATURATED)}))`;
     return lines(
       localPrologue(),
       decide,
       `(if (i32.le_s ${get('t')} ${get('ceiling')}) (then`,
-      set('raised', c(0)),
-      rows.map((row) => {
-        const s = get(`s${row}`);
-        return lines(
-          `(if ${inDepth(row)} (then`,
-          set('r', below(s)),
-          set('raised', `(i32.or ${get('raised')} ${get('r')})`),
-          `(i32.store ${get(`a${row}`)} (select ${get('t')} ${s} ${get('r')}))`,
-          '))',
-        );
-      }),
-      `(if ${get('raised')} (then`,
-      `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.store ${field('saturated')} ${c(1)})))`,
-      set('vol', `(select ${get('t')} ${get('vol')} (i32.gt_s ${get('t')} ${get('vol')}))`),
-      '))',
+      raiseInLocals(),
       set('count', `(i64.add ${get('count')} (i64.extend_i32_s ${get('delta')}))`),
       '))',
       localEpilogue(),
@@ -528,14 +528,7 @@ function withinBody(layout) {
     `(block ${done} (loop ${attempt}`,
     decide,
     `(br_if ${done} (i32.gt_s ${get('t')} ${get('ceiling')}))`,
-    rows.map((row) => {
-      const s = get(`s${row}`);
-      return lines(
-        `(if (i32.and ${inDepth(row)} (i32.and (i32.lt_s ${s} ${get('t')}) (i32.ne ${s} ${c(-SATURATED)}))) (then`,
-        `(br_if ${attempt} (i32.ne (i32.atomic.rmw.cmpxchg ${get(`a${row}`)} ${s} ${get('t')}) ${s}))`,
-        `(if (i32.eq ${get('t')} ${c(SATURATED)}) (then (i32.atomic.store ${c(SHARED.saturated)} ${c(1)})))))`,
-      );
-    }),
+    casInLocals(attempt),
     `(call $addTotal ${get('delta')})))`,
   );
 }

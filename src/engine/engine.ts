@@ -172,6 +172,8 @@ export class Engine {
   private readonly scratchBytes: number;
   /** The byte address of the scratch area. */
   private readonly scratch: number;
+  /** The tag of the key `keyIn` wrote last. */
+  private scratchTag = 0;
   private readonly bytes: Uint8Array;
   private readonly units: Uint16Array;
   /** The same bytes as `bytes`, as a Buffer, for its UTF-16LE write. */
@@ -328,29 +330,12 @@ export class Engine {
       if (key - key !== 0) checkKey('key', key);
       return exports.stepNumber(key, other, floor, floorOffset, limit, weight, delta);
     }
-    let length: number;
-    let tag: number;
-    if (typeof key === 'string') {
-      length = this.writeString(key);
-      tag = TAG_STRING;
-    } else if (key instanceof Uint8Array) {
-      length = key.length;
-      if (length <= this.scratchBytes) this.bytes.set(key, LOCAL_LAYOUT.scratch);
-      tag = TAG_BYTES;
-    } else if (key instanceof AddressKey) {
-      length = this.addressIn(key);
-      tag = key.tag;
-    } else {
-      // A bigint (whose digits the reference reads) or not a key (its TypeError).
-      this.hashByReference(key);
-      return exports.stepHash(this.h1, this.h2, other, floor, floorOffset, limit, weight, delta);
-    }
+    const length = this.keyIn(key);
     if (length <= this.scratchBytes) {
-      const scratch = this.scratch;
       return exports.stepBytes(
-        scratch,
+        this.scratch,
         length,
-        tag,
+        this.scratchTag,
         other,
         floor,
         floorOffset,
@@ -378,26 +363,9 @@ export class Engine {
    * do not fit (or the engine is shared), the reference's hash and the call by hash.
    */
   private other(key: Key, delta: number, byBytes: UpdateBytes, byHash: UpdateHash): number {
-    let length: number;
-    let tag: number;
-    if (typeof key === 'string') {
-      length = this.writeString(key);
-      tag = TAG_STRING;
-    } else if (key instanceof Uint8Array) {
-      length = key.length;
-      if (length <= this.scratchBytes) this.bytes.set(key, LOCAL_LAYOUT.scratch);
-      tag = TAG_BYTES;
-    } else if (typeof key === 'bigint') {
-      length = this.writeString(key.toString(16));
-      tag = TAG_BIGINT;
-    } else if (key instanceof AddressKey) {
-      length = this.addressIn(key);
-      tag = key.tag;
-    } else {
-      throw checkKey('key', key); // not a key: the reference's TypeError (checkKey throws)
-    }
+    const length = this.keyIn(key);
     if (length <= this.scratchBytes) {
-      const result = byBytes(this.scratch, length, tag, delta);
+      const result = byBytes(this.scratch, length, this.scratchTag, delta);
       this.readHash();
       return result;
     }
@@ -421,6 +389,32 @@ export class Engine {
     const units = this.units;
     for (let i = 0, at = LOCAL_LAYOUT.scratch >> 1; i < n; i++) units[at + i] = key.charCodeAt(i);
     return 2 * n;
+  }
+
+  /**
+   * A key that is not a number into the scratch area, if it fits (a shared engine has none):
+   * its length in bytes, its tag in `scratchTag`. TypeError (the reference's) for what is not a
+   * key.
+   */
+  private keyIn(key: Key): number {
+    if (typeof key === 'string') {
+      this.scratchTag = TAG_STRING;
+      return this.writeString(key);
+    }
+    if (key instanceof Uint8Array) {
+      this.scratchTag = TAG_BYTES;
+      if (key.length <= this.scratchBytes) this.bytes.set(key, LOCAL_LAYOUT.scratch);
+      return key.length;
+    }
+    if (typeof key === 'bigint') {
+      this.scratchTag = TAG_BIGINT;
+      return this.writeString(key.toString(16));
+    }
+    if (key instanceof AddressKey) {
+      this.scratchTag = key.tag;
+      return this.addressIn(key);
+    }
+    throw checkKey('key', key); // not a key: checkKey throws the reference's TypeError
   }
 
   /**
@@ -458,10 +452,8 @@ export class Engine {
       this.readHash();
       return;
     }
-    if (typeof key === 'string') this.hashBytesOf(this.writeString(key), TAG_STRING, key);
-    else if (key instanceof Uint8Array) this.hashBytes(key, 0, key.length);
-    else if (key instanceof AddressKey) this.hashBytesOf(this.addressIn(key), key.tag, key);
-    else checkKey('key', key);
+    if (key instanceof Uint8Array) this.hashBytes(key, 0, key.length);
+    else this.hashBytesOf(this.keyIn(key), this.scratchTag, key);
   }
 
   /** Hashes `bytes[start..end)` as a byte key (KeyHasher's interface). */
