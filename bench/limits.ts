@@ -76,6 +76,37 @@ function ratioRow(
   };
 }
 
+/** RateLimiter.check, sliding window and GCRA, over `keys` as `events` draws them. */
+function checks(keys: string[], events: Int32Array): AsyncCompetitor[] {
+  const sliding = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS });
+  const gcra = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'gcra' });
+  return [
+    {
+      name: 'check (sliding window)',
+      run: timedCalls(keys, events, (k) => sliding.check(k).remaining),
+    },
+    { name: 'check (gcra)', run: timedCalls(keys, events, (k) => gcra.check(k).remaining) },
+  ];
+}
+
+/** The peers, each call awaited: their competitors, and what stops them after the rounds. */
+function peers(keys: string[], events: Int32Array) {
+  const flexible = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
+  const store = new MemoryStore();
+  store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
+  const competitors: AsyncCompetitor[] = [
+    {
+      name: 'RateLimiterMemory.consume',
+      run: timedAwaited(keys, events, async (k) => (await flexible.consume(k)).remainingPoints),
+    },
+    {
+      name: 'MemoryStore.increment',
+      run: timedAwaited(keys, events, async (k) => (await store.increment(k)).totalHits),
+    },
+  ];
+  return { competitors, close: () => store.shutdown() };
+}
+
 async function speedCase(options: BenchOptions): Promise<Row[]> {
   const { runs, log } = options;
   const keys = ipKeys(KEY_COUNT, new Prng(SEED));
@@ -84,13 +115,9 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
     `  limits: 1M client addresses, ${EVENTS} events per run, limit ${LIMIT} per ${WINDOW_MS} ms`,
   );
 
-  const sliding = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS });
-  const gcra = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'gcra' });
   const sketch = new CountMinSketch();
   const inflight = new Inflight();
-  const flexible = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
-  const store = new MemoryStore();
-  store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
+  const others = peers(keys, events);
 
   const competitors: AsyncCompetitor[] = [
     // Where a check's time goes, beside it (issue 22): the clock every check reads, and the
@@ -104,11 +131,7 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
       name: 'the string read (every character)',
       run: timedCalls(keys, events, everyCharacter),
     },
-    {
-      name: 'check (sliding window)',
-      run: timedCalls(keys, events, (k) => sliding.check(k).remaining),
-    },
-    { name: 'check (gcra)', run: timedCalls(keys, events, (k) => gcra.check(k).remaining) },
+    ...checks(keys, events),
     { name: 'sketch.increment', run: timedCalls(keys, events, (k) => sketch.increment(k)) },
     {
       name: 'Inflight acquire + release',
@@ -118,14 +141,7 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
         return guard.count;
       }),
     },
-    {
-      name: 'RateLimiterMemory.consume',
-      run: timedAwaited(keys, events, async (k) => (await flexible.consume(k)).remainingPoints),
-    },
-    {
-      name: 'MemoryStore.increment',
-      run: timedAwaited(keys, events, async (k) => (await store.increment(k)).totalHits),
-    },
+    ...others.competitors,
   ];
   const rounds = await rotateAsync(competitors, {
     operations: EVENTS,
@@ -133,7 +149,7 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
     runs,
     log,
   });
-  store.shutdown();
+  others.close();
   const check = 'check (sliding window)';
   return [
     ratioRow(
@@ -214,33 +230,14 @@ async function stringKeysCase(options: BenchOptions): Promise<Row[]> {
   const keys = stringKeys(KEY_COUNT, new Prng(SEED));
   const events = uniformEvents(EVENTS, KEY_COUNT, new Prng(SEED + 21));
   log(`  limits: 1M distinct 36-character keys, ${EVENTS} events per run`);
-  const sliding = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS });
-  const gcra = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'gcra' });
-  const flexible = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
-  const store = new MemoryStore();
-  store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
-  const competitors: AsyncCompetitor[] = [
-    {
-      name: 'check (sliding window)',
-      run: timedCalls(keys, events, (k) => sliding.check(k).remaining),
-    },
-    { name: 'check (gcra)', run: timedCalls(keys, events, (k) => gcra.check(k).remaining) },
-    {
-      name: 'RateLimiterMemory.consume',
-      run: timedAwaited(keys, events, async (k) => (await flexible.consume(k)).remainingPoints),
-    },
-    {
-      name: 'MemoryStore.increment',
-      run: timedAwaited(keys, events, async (k) => (await store.increment(k)).totalHits),
-    },
-  ];
-  const rounds = await rotateAsync(competitors, {
+  const others = peers(keys, events);
+  const rounds = await rotateAsync([...checks(keys, events), ...others.competitors], {
     operations: EVENTS,
     warmupOperations: 200_000,
     runs,
     log,
   });
-  store.shutdown();
+  others.close();
   const rows: Row[] = [];
   for (const [algorithm, name] of [
     ['sliding window', 'check (sliding window)'],

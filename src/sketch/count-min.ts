@@ -227,7 +227,7 @@ export class CountMinSketch {
   constructor(
     options: CountMinOptions = {},
     attach?: { name: string; buffer: unknown; memory: unknown; aging?: AgingHandle },
-    placed?: { memory: WebAssembly.Memory; origin: number },
+    placed?: { memory: WebAssembly.Memory; origin: number; bytes: number },
   ) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
@@ -294,8 +294,7 @@ export class CountMinSketch {
       }
       counters = sharedCounters;
     } else if (engine === 'wasm' && placed !== undefined) {
-      const { memory, origin } = placed;
-      const bytes = localEngineBytes(width * depth);
+      const { memory, origin, bytes } = placed;
       counters = new LocalCounters(width * depth, memory.buffer, origin, bytes);
       wasm = Engine.local(memory, origin, k0, k1, width, depth, conservative);
     } else if (engine === 'wasm') {
@@ -340,10 +339,13 @@ export class CountMinSketch {
     const bytes = localEngineBytes(first.width * first.depth);
     const memory = engineMemory(bytes * count, false);
     if (memory === undefined) return [first, ...make().slice(1)];
-    return Array.from(
-      { length: count },
-      (_, i) => new CountMinSketch(made, undefined, { memory, origin: i * bytes }),
-    );
+    // Each sketch owns its part of the memory; the last also the rounding up to whole pages,
+    // so that their memoryBytes add up to what was allocated.
+    return Array.from({ length: count }, (_, i) => {
+      const origin = i * bytes;
+      const own = i === count - 1 ? memory.buffer.byteLength - origin : bytes;
+      return new CountMinSketch(made, undefined, { memory, origin, bytes: own });
+    });
   }
 
   /**
