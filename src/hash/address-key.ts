@@ -80,6 +80,29 @@ export class AddressKey {
 }
 
 /**
+ * @internal `value` as an AddressKey when it is one or the structured clone of one (what
+ * postMessage makes of a HeavyHitters table's keys on their way to another thread): the same
+ * fields, checked as `ipKey` would have made them (4 bytes, or 16 with no bit past the prefix).
+ * Anything else is returned as it is, for the caller's own check.
+ */
+export function revivedAddress(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || value instanceof AddressKey) return value;
+  const { octets, tag } = value as { octets?: unknown; tag?: unknown };
+  if (!(octets instanceof Uint8Array) || typeof tag !== 'number') return value;
+  if (tag === TAG_IPV4) {
+    return octets.length === 4 ? new AddressKey(Uint8Array.from(octets), tag) : value;
+  }
+  const prefix = tag - TAG_IPV6;
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > 128 || octets.length !== 16) {
+    return value;
+  }
+  for (let bit = prefix; bit < 128; bit++) {
+    if ((octets[bit >> 3] >> (7 - (bit & 7))) & 1) return value;
+  }
+  return new AddressKey(Uint8Array.from(octets), tag);
+}
+
+/**
  * The key of the address in `address` (IPv4, or IPv6 kept to its first `ipv6Prefix` bits,
  * default 128), or null when the text is not an address. TypeError for an address that is not
  * a string, RangeError for a prefix that is not an integer from 0 to 128.

@@ -43,7 +43,7 @@
  */
 import { getRandomValues } from 'node:crypto';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
-import { AddressKey } from '../hash/address-key.js';
+import { AddressKey, revivedAddress } from '../hash/address-key.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
 import { Aging, type AgingHandle, SCALE_ONE, scaleOf } from '../sketch/aging.js';
 import {
@@ -323,7 +323,8 @@ export class HeavyHitters {
       const name = `table.entries[${i}]`;
       if (entry === null || typeof entry !== 'object') throw typeError(name, 'an entry', entry);
       return {
-        key: copyKey(checkKey(`${name}.key`, entry.key)),
+        // A table sent to another thread carries an AddressKey as its structured clone.
+        key: copyKey(checkKey(`${name}.key`, revivedAddress(entry.key))),
         base: integerIn(`${name}.base`, entry.base, 0, Number.MAX_SAFE_INTEGER),
         exact: integerIn(`${name}.exact`, entry.exact, 0, Number.MAX_SAFE_INTEGER),
       };

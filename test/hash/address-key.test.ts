@@ -163,6 +163,26 @@ test('keys of one address made apart count as one key in a sketch and in HeavyHi
   assert.equal(top[1].count, 1);
 });
 
+test('a HeavyHitters table with address keys crosses to another thread (structured clone) and combines', () => {
+  const secret = new Uint8Array(16).fill(9); // parts of one count share the secret
+  const part = new HeavyHitters({ k: 4, width: 1024, secret });
+  const whole = new HeavyHitters({ k: 4, width: 1024, secret });
+  for (let i = 0; i < 3; i++) part.add(ipKey('2001:db8::1', 56) as AddressKey);
+  whole.add(ipKey('2001:db8::2', 56) as AddressKey); // the same /56
+  whole.combine(structuredClone(part.table()));
+  const [top] = whole.top();
+  assert.ok(top.key instanceof AddressKey);
+  assert.equal(String(top.key), '2001:db8:0:0:0:0:0:0/56');
+  assert.equal(top.count, 4);
+  // A clone altered on its way (a bit past its prefix) is no key: a TypeError naming it.
+  const altered = structuredClone(part.table());
+  (altered.entries[0].key as unknown as { octets: Uint8Array }).octets[15] = 1;
+  assert.throws(() => new HeavyHitters({ k: 4, width: 1024, secret }).combine(altered), {
+    name: 'TypeError',
+    message: /table\.entries\[0\]\.key/,
+  });
+});
+
 test('bad input to ipKey: a TypeError for an address that is not a string, a RangeError for the prefix', () => {
   assert.throws(() => ipKey(42 as unknown as string), { name: 'TypeError', message: /address/ });
   assert.throws(() => ipKey('::1', 129), { name: 'RangeError', message: /ipv6Prefix/ });
