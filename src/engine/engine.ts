@@ -163,9 +163,6 @@ export class Engine {
   private readonly incrementHashed: UpdateHash;
   private readonly incrementBytes: UpdateBytes;
   private readonly incrementBatch: UpdateMany;
-  private readonly raiseWithinCall: UpdateWithin;
-  /** Where this sketch's state starts in the memory (0 unless sketches share it). */
-  readonly origin: number;
   /** The byte address of the first cell. */
   readonly cellsAddress: number;
   /** Bytes a key may take in the scratch area: -1 for a shared engine, which has none. */
@@ -214,11 +211,9 @@ export class Engine {
     this.incrementHashed = conservative ? exports.raiseHash : exports.addHash;
     this.incrementBytes = conservative ? exports.raiseBytes : exports.addBytes;
     this.incrementBatch = conservative ? exports.raiseMany : exports.addMany;
-    this.raiseWithinCall = exports.raiseWithin;
     this.scratchBytes = shared ? -1 : SCRATCH_BYTES;
     // The views below start at the origin: offsets of LOCAL_LAYOUT index them directly.
     const origin = shared ? 0 : place;
-    this.origin = origin;
     this.cellsAddress = origin + (shared ? SHARED_LAYOUT.cells : LOCAL_LAYOUT.cells);
     this.scratch = origin + LOCAL_LAYOUT.scratch;
     const buffer = memory.buffer;
@@ -308,7 +303,7 @@ export class Engine {
 
   /** CountMinSketch.raiseWithin, in one call (a sketch of depth up to WITHIN_DEPTH). */
   raiseWithin(h1: number, h2: number, floor: number, by: number, ceiling: number): number {
-    return this.raiseWithinCall(h1, h2, floor, by, ceiling);
+    return this.exports.raiseWithin(h1, h2, floor, by, ceiling);
   }
 
   /**
