@@ -7,8 +7,10 @@
  *   either engine), or the atomic floor (the same hash and index arithmetic with a blind
  *   `Atomics.add` per row: what a shared update would cost if a blind add could saturate; it
  *   cannot). The sketch or cells are made once and kept across runs.
- * - `feeder`: attached to a shared sketch; times its share of the events, after a start line
- *   shared with the other feeders, and reports when it started and ended.
+ * - `feeder`: attached to a shared sketch (with `foldEvery`, if given); times its share of the
+ *   events, after a start line shared with the other feeders, and reports when it started and
+ *   ended. A folding feeder's time includes its last fold, so that everything it counted is in
+ *   the shared cells when it reports.
  * - `producer`: sends its events to the main thread in batches of `batch` keys (postMessage,
  *   the buffer transferred), after the start line, for the Map competitor.
  * - `pingpong`: two workers hand one shared word back and forth `count` times: the time of a
@@ -35,7 +37,7 @@ import { intKeys, ipKeys, KEY_COUNT, SEED, uniformEvents } from './workload.js';
 
 export type WorkerRole =
   | { role: 'increment'; kind: IncrementKind; width: number; depth: number }
-  | { role: 'feeder'; handle: SketchHandle; start: Int32Array }
+  | { role: 'feeder'; handle: SketchHandle; start: Int32Array; foldEvery?: number }
   | { role: 'producer'; start: Int32Array; batch: number }
   | { role: 'pingpong'; start: Int32Array; cell: Int32Array; side: 0 | 1 }
   | { role: 'limiter-feeder'; handle: RateLimiterHandle; start: Int32Array };
@@ -149,11 +151,16 @@ function run(count: number, line: number): RunResult {
   const role = setup as WorkerRole;
   if (role.role === 'increment') return incrementRun(role, count);
   if (role.role === 'feeder') {
-    sketch ??= CountMinSketch.attach(role.handle);
+    sketch ??= CountMinSketch.attach(
+      role.handle,
+      role.foldEvery === undefined ? {} : { foldEvery: role.foldEvery },
+    );
     startLine(role.start, line);
     const startMs = now();
     const t = process.hrtime.bigint();
-    return result(t, startMs, sketchLoop(sketch, count));
+    const checksum = sketchLoop(sketch, count);
+    sketch.fold();
+    return result(t, startMs, checksum);
   }
   if (role.role === 'limiter-feeder') {
     limiter ??= RateLimiter.attach(role.handle);
@@ -191,8 +198,10 @@ function run(count: number, line: number): RunResult {
 if (setup.role === 'feeder') {
   // On a throwaway shared sketch: the same classes as the attached one, so the loop stays
   // monomorphic.
-  const warm = new CountMinSketch({ width: 1024, depth: 4, shared: true });
+  const foldEvery = setup.foldEvery;
+  const warm = new CountMinSketch({ width: 1024, depth: 4, shared: true, foldEvery });
   for (let i = 0; i < 3; i++) sketchLoop(warm, 200_000);
+  warm.fold();
 } else if (setup.role === 'limiter-feeder') {
   const { limit, windowMs } = setup.handle;
   const warm = new RateLimiter({ limit, windowMs, width: 1024, shared: true });

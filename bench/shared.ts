@@ -211,6 +211,19 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
       events,
       seed: SEED + 11,
     });
+    // Issue 22, item 5: the same two threads, each counting into a delta of its own that it
+    // folds into the shared cells every `foldEvery` (see CountMinSketch's foldEvery); at two
+    // sizes of delta, since what a fold saves grows with it, and so does the bound it adds.
+    const cells = size.width * size.depth;
+    const folds = [cells, 4 * cells].map((foldEvery) => ({
+      foldEvery,
+      feeders: [SEED + 10, SEED + 11].map((seed) =>
+        spawn({ role: 'feeder', handle: sketch.handle, start, events, seed, foldEvery }),
+      ),
+      one: [] as number[],
+      two: [] as number[],
+    }));
+    const folders = await Promise.all(folds.map((fold) => Promise.all(fold.feeders)));
     const producers = size.withMap
       ? [
           await spawn({ role: 'producer', start, batch: BATCH, events, seed: SEED + 10 }),
@@ -233,13 +246,25 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
       own.clear();
       apart.push((await feed([feeders[0], loner], start, ++line, events)).rate);
       text += `, 2 threads on 2 sketches ${formatRate(apart[round])}`;
+      for (let f = 0; f < folds.length; f++) {
+        const fold = folds[f];
+        sketch.clear();
+        fold.one.push((await feed(folders[f].slice(0, 1), start, ++line, events)).rate);
+        sketch.clear();
+        fold.two.push((await feed(folders[f], start, ++line, events)).rate);
+        text +=
+          `, folding every ${formatCount(fold.foldEvery)}: 1 thread ${formatRate(fold.one[round])}, ` +
+          `2 threads ${formatRate(fold.two[round])}`;
+      }
       if (producers.length > 0) {
         maps.push(await feedMap(producers, start, ++line, events / 2));
         text += `, Map via postMessage ${formatRate(maps[round])}`;
       }
       log(`    round ${round + 1}/${runs}: ${text}`);
     }
-    await Promise.all([...feeders, loner, ...producers].map((runner) => runner.close()));
+    await Promise.all(
+      [...feeders, loner, ...producers, ...folders.flat()].map((runner) => runner.close()),
+    );
     const ratio = medianRatio(two, one);
     rows.push({
       case: `2 worker threads on one shared sketch ${size.label}, uniform keys: aggregate throughput vs 1 thread`,
@@ -249,6 +274,21 @@ async function threadsCase(options: BenchOptions): Promise<Row[]> {
       target: size.width === 65536 ? 'at least 1.4x' : 'report only',
       met: size.width === 65536 ? ratio >= 1.4 : null,
     });
+    for (const fold of folds) {
+      const vsOne = medianRatio(fold.two, one);
+      rows.push({
+        case:
+          `2 worker threads on one shared sketch ${size.label}, each folding a delta of its own ` +
+          `every ${formatCount(fold.foldEvery)} events (an estimate may miss up to that many of ` +
+          `the other thread's), vs 1 thread updating the cells at once`,
+        measured:
+          `${formatRatio(vsOne)} (runs ${formatRange(ratiosOf(fold.two, one), formatRatio)}; ` +
+          `2 threads ${formatRate(median(fold.two))}; 1 thread folding ` +
+          `${formatRate(median(fold.one))})`,
+        target: size.width === 65536 ? 'at least 1.4x' : 'report only',
+        met: size.width === 65536 ? vsOne >= 1.4 : null,
+      });
+    }
     rows.push({
       case: `control, ${size.label}: 2 worker threads each on a shared sketch of its own (nothing shared) vs 1 thread`,
       measured:

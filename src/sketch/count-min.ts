@@ -60,7 +60,7 @@ import {
   SCALE_ONE,
   scaleOf,
 } from './aging.js';
-import { type Counters, LocalCounters, SATURATED } from './counters.js';
+import { type Counters, LocalCounters, SATURATED, saturatingSum } from './counters.js';
 import { type DimensionOptions, MAX_COUNTERS, resolveDimensions } from './dimensions.js';
 import { decodeSketch, encodeSketch, readCells } from './format.js';
 import { SharedCounters } from './shared-counters.js';
@@ -81,6 +81,17 @@ export interface CountMinOptions extends DimensionOptions, AgingOptions {
    * process has WebAssembly (not under `node --jitless`), else 'js'.
    */
   engine?: EngineName;
+  /**
+   * A shared sketch only (`shared: true`, or `attach`'s option): this object counts into a
+   * private delta of its own and adds it to the shared cells once `foldEvery` (an integer from
+   * 1 to 2^30) has been counted, or at `fold()`. Threads then stop handing the cells' cache
+   * lines to one another on every update, at a price stated where it is paid: an estimate here
+   * holds everything folded by every thread and everything this object counted, but not what
+   * another thread has counted and not yet folded, so it can be low by up to foldEvery - 1 per
+   * other thread. A plain sketch without a half-life only (RangeError otherwise), and increments
+   * only (`decrement` throws a TypeError). Default: every update goes to the shared cells at once.
+   */
+  foldEvery?: number;
 }
 
 /** The engines a sketch can run on. */
@@ -219,6 +230,17 @@ export class CountMinSketch {
   private readonly rowValues: Int32Array;
   /** The half-life, or null: a sketch that does not age pays one comparison per call. */
   private readonly aging: Aging | null;
+  /**
+   * With `foldEvery`: the private delta, a local sketch of this one's shape and secret, whose
+   * hasher serves both (one hash per update); else null.
+   */
+  private readonly pending: CountMinSketch | null = null;
+  /** What the delta may hold before it is folded; 0 without `foldEvery`. */
+  readonly foldEvery: number = 0;
+  /** What the delta holds (the amounts counted into it since the last fold). */
+  private pendingAmount = 0;
+  /** The shared clears seen: a clear by any thread makes the delta's counts forgotten too. */
+  private clearsSeen = 0;
 
   /**
    * `attach` is for `handle`: the memory to use instead of new counters; `placed`, for `group`:
@@ -232,7 +254,7 @@ export class CountMinSketch {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
-    checkOptionNames('options', options, SKETCH_OPTION_NAMES);
+    checkOptionNames('options', options, [...SKETCH_OPTION_NAMES, 'foldEvery']);
     const { width, depth } = resolveDimensions(options);
     const conservative = options.conservative ?? false;
     if (typeof conservative !== 'boolean') {
@@ -321,6 +343,23 @@ export class CountMinSketch {
       attach?.aging !== undefined
         ? Aging.attach(attach.aging, options.now)
         : Aging.from(options, shared);
+    if (options.foldEvery !== undefined) {
+      this.foldEvery = integerIn('foldEvery', options.foldEvery, 1, 2 ** 30);
+      if (!shared || conservative || this.aging !== null) {
+        throw new RangeError(
+          'foldEvery is for a shared plain sketch without a half-life: folding a delta into ' +
+            'cells that age, or that other threads raise conservatively, could leave a key below ' +
+            'its count',
+        );
+      }
+      this.pending = new CountMinSketch({
+        width,
+        depth,
+        secret: this.secretBytes,
+        engine: this.engine,
+      });
+      this.clearsSeen = counters.clears;
+    }
   }
 
   /**
@@ -355,7 +394,7 @@ export class CountMinSketch {
    */
   static attach(
     handle: SketchHandle,
-    options: { engine?: EngineName; now?: () => number } = {},
+    options: { engine?: EngineName; now?: () => number; foldEvery?: number } = {},
   ): CountMinSketch {
     if (handle === null || typeof handle !== 'object') {
       throw typeError('handle', "a shared sketch's handle", handle);
@@ -371,7 +410,7 @@ export class CountMinSketch {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
-    checkOptionNames('options', options, ['engine', 'now']);
+    checkOptionNames('options', options, ['engine', 'now', 'foldEvery']);
     const engine = options.engine;
     return new CountMinSketch(
       {
@@ -381,6 +420,7 @@ export class CountMinSketch {
         secret: copySecret(handle.secret, 'handle.secret'),
         engine,
         ...(handle.aging === undefined ? {} : { now: options.now }),
+        ...(options.foldEvery === undefined ? {} : { foldEvery: options.foldEvery }),
       },
       { name: 'handle.buffer', buffer: handle.buffer, memory: handle.memory, aging: handle.aging },
     );
@@ -407,6 +447,7 @@ export class CountMinSketch {
   /** Adds `by` (default 1) to `key`; returns the key's estimate after the update. */
   increment(key: Key, by = 1): number {
     checkAmount(by);
+    if (this.pending !== null) return this.countInDelta(key, by);
     if (this.aging !== null) this.age(by);
     const wasm = this.wasm;
     if (wasm !== null) return wasm.increment(key, by);
@@ -421,6 +462,12 @@ export class CountMinSketch {
    * TypeError on a conservative sketch.
    */
   decrement(key: Key, by = 1): number {
+    if (this.pending !== null) {
+      throw new TypeError(
+        'decrement is not defined on a sketch with foldEvery: a thread that takes back what ' +
+          'another counted could leave a key below its count until both folded',
+      );
+    }
     if (this.conservative) {
       throw new TypeError(
         'decrement is not defined on a conservative sketch: conservative update cannot undo an ' +
@@ -438,12 +485,63 @@ export class CountMinSketch {
 
   /** Never below the key's true count (strict turnstile); SATURATED reads "at least this". */
   estimate(key: Key): number {
+    if (this.pending !== null) return this.countInDelta(key, -1);
     if (this.aging !== null) this.age(0);
     const wasm = this.wasm;
     if (wasm !== null) return wasm.estimate(key);
     const hasher = this.hasher;
     hasher.hash(key);
     return this.estimateHash(hasher.h1, hasher.h2);
+  }
+
+  /**
+   * With `foldEvery`: adds `by` to the key in the delta (by -1: reads only) and returns the
+   * delta's estimate plus the shared one. Never under what this object counted and every thread
+   * folded: the delta's least cell holds at least this object's unfolded count of the key, the
+   * shared cells' least at least the folded counts (increments only, so no cell holds less than
+   * the counts hashed to it), and the two minima added are never above the least row sum.
+   */
+  private countInDelta(key: Key, by: number): number {
+    const delta = this.pending as CountMinSketch;
+    if (this.counters.clears !== this.clearsSeen) this.forget();
+    const hasher = delta.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    const own = by < 0 ? delta.estimateHash(h1, h2) : delta.incrementHash(h1, h2, by);
+    const estimate = saturatingSum(own, this.estimateHash(h1, h2));
+    if (by > 0) {
+      this.pendingAmount += by;
+      if (this.pendingAmount >= this.foldEvery) this.fold();
+    }
+    return estimate;
+  }
+
+  /**
+   * With `foldEvery`: adds this object's delta to the shared cells and total now, so that every
+   * thread's estimates hold it (call it before a worker ends: a delta not folded is lost with
+   * its thread). Without `foldEvery`, nothing to do.
+   */
+  fold(): void {
+    const delta = this.pending;
+    if (delta === null) return;
+    if (this.counters.clears !== this.clearsSeen) {
+      this.forget(); // counted before a clear: nothing to fold
+      return;
+    }
+    const counters = this.counters as SharedCounters;
+    const total = delta.total;
+    counters.foldFrom(delta.counters.cells);
+    if (total !== 0) counters.addTotal(total);
+    delta.clear();
+    this.pendingAmount = 0;
+  }
+
+  /** A thread cleared the shared sketch: what the delta held was counted before, so it goes. */
+  private forget(): void {
+    (this.pending as CountMinSketch).clear();
+    this.pendingAmount = 0;
+    this.clearsSeen = this.counters.clears;
   }
 
   /** @internal Increment by hash, `by` already validated. */
@@ -673,7 +771,7 @@ export class CountMinSketch {
     const n = batchLength(keys);
     const results = out === undefined ? new Int32Array(n) : checkOut(out, n);
     const wasm = this.wasm;
-    if (!Array.isArray(keys) && wasm !== null && wasm.batches) {
+    if (!Array.isArray(keys) && wasm !== null && wasm.batches && this.pending === null) {
       const typed = keys as Int32Array | Uint32Array;
       for (let start = 0; start < n; start += BATCH_KEYS) {
         const count = Math.min(BATCH_KEYS, n - start);
@@ -682,6 +780,10 @@ export class CountMinSketch {
       return results;
     }
     if (Array.isArray(keys)) for (let i = 0; i < n; i++) checkKey(`keys[${i}]`, keys[i]);
+    if (this.pending !== null) {
+      for (let i = 0; i < n; i++) results[i] = this.countInDelta(keys[i], estimateOnly ? -1 : by);
+      return results;
+    }
     const hasher = this.hasher;
     for (let i = 0; i < n; i++) {
       hasher.hash(keys[i]);
@@ -699,7 +801,9 @@ export class CountMinSketch {
    * key's count decayed the same way. RangeError for a factor outside [0, 1].
    */
   decay(factor = 0.5): void {
-    this.counters.scale(scaleOf(factor));
+    const scale = scaleOf(factor);
+    this.counters.scale(scale);
+    this.pending?.counters.scale(scale);
   }
 
   /** Applies the halvings due (the half-life's), counting `events` more. */
@@ -708,14 +812,17 @@ export class CountMinSketch {
     if (halvings > 0) this.counters.scale(halvings > 20 ? 0 : SCALE_ONE >> halvings);
   }
 
-  /** Net sum of all updates (N). */
+  /** Net sum of all updates (N); with `foldEvery`, those folded and this object's. */
   get total(): number {
-    return this.counters.total;
+    const delta = this.pending;
+    if (delta === null) return this.counters.total;
+    if (this.counters.clears !== this.clearsSeen) this.forget();
+    return this.counters.total + delta.total;
   }
 
   /** epsilon * max(N, 0): under strict turnstile, estimate - true <= errorBound w.p. 1 - delta. */
   get errorBound(): number {
-    return this.epsilon * Math.max(this.counters.total, 0);
+    return this.epsilon * Math.max(this.total, 0);
   }
 
   /** Effective relative error, e / width. */
@@ -730,7 +837,7 @@ export class CountMinSketch {
 
   /** True once any counter has saturated at +/-(2^31 - 1). */
   get saturated(): boolean {
-    return this.counters.saturated;
+    return this.counters.saturated || (this.pending?.saturated ?? false);
   }
 
   /**
@@ -740,7 +847,7 @@ export class CountMinSketch {
    * in whole pages wherever the process has WebAssembly.
    */
   get memoryBytes(): number {
-    return this.counters.memoryBytes;
+    return this.counters.memoryBytes + (this.pending?.memoryBytes ?? 0);
   }
 
   /** A copy of the hashing secret. Sensitive: whoever has it can forge collisions. */
@@ -778,6 +885,7 @@ export class CountMinSketch {
     if (!sameBytes(other.secretBytes, this.secretBytes)) {
       throw new RangeError('other must be created with the same secret');
     }
+    other.fold(); // its delta too, so that the merge adds all that it counted
     const counters = this.counters;
     const cells = other.counters.cells;
     for (let i = 0; i < cells.length; i++) {
@@ -796,6 +904,7 @@ export class CountMinSketch {
    */
   clear(): void {
     this.counters.clear();
+    if (this.pending !== null) this.forget();
   }
 
   /**
@@ -805,6 +914,7 @@ export class CountMinSketch {
    * theirs (so `errorBound` of the copy covers them).
    */
   toBytes(): Uint8Array {
+    this.fold(); // with foldEvery: this object's delta, so that the copy holds what it counted
     const counters = this.counters;
     const cells = this.shared ? counters.cells.slice() : counters.cells;
     return encodeSketch(

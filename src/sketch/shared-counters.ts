@@ -310,6 +310,34 @@ export class SharedCounters implements Counters {
     return min;
   }
 
+  /**
+   * Adds each cell of `from` (a thread's private delta, see CountMinSketch's `foldEvery`) into
+   * the same cell here, and zeroes it there. Each add is the saturating CAS of `add`, so folds
+   * from several threads and direct updates never lose one another; one loop, with no call per
+   * cell, since a fold walks every cell of the sketch.
+   */
+  foldFrom(from: Int32Array): void {
+    const cells = this.cells;
+    let saturated = false;
+    for (let i = 0; i < from.length; i++) {
+      const delta = from[i];
+      if (delta === 0) continue;
+      from[i] = 0;
+      let value = Atomics.load(cells, i);
+      for (;;) {
+        if (value === SATURATED || value === -SATURATED) break;
+        const next = saturatingSum(value, delta);
+        const seen = Atomics.compareExchange(cells, i, value, next);
+        if (seen === value) {
+          if (next === SATURATED || next === -SATURATED) saturated = true;
+          break;
+        }
+        value = seen;
+      }
+    }
+    if (saturated) this.markSaturated();
+  }
+
   raise(cell: number, value: number): void {
     const cells = this.cells;
     let current = Atomics.load(cells, cell);

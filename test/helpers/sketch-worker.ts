@@ -14,7 +14,7 @@ export interface WorkerTask {
   /** Int32Array over a SharedArrayBuffer: word 0 turns 1 when the workers may start. */
   start: Int32Array;
   task:
-    | { kind: 'stream'; seed: number; count: number; keySpace: number }
+    | { kind: 'stream'; seed: number; count: number; keySpace: number; foldEvery?: number }
     | { kind: 'hammer'; key: string; rounds: number; sign: 1 | -1 }
     | { kind: 'hot-and-cold'; seed: number; count: number; keySpace: number }
     | { kind: 'forever'; seed: number }
@@ -28,12 +28,14 @@ export type WorkerResult =
   | { kind: 'running' };
 
 function run({ handle, start, task }: WorkerTask): WorkerResult {
-  const sketch = CountMinSketch.attach(handle);
+  const foldEvery = task.kind === 'stream' ? task.foldEvery : undefined;
+  const sketch = CountMinSketch.attach(handle, foldEvery === undefined ? {} : { foldEvery });
   Atomics.wait(start, 0, 0);
   switch (task.kind) {
     case 'stream': {
       const next = seededUpdates(task.seed, task.keySpace);
       for (let i = 0; i < task.count; i++) sketch.increment(next(), next.by);
+      sketch.fold(); // with foldEvery, what the delta still holds; else nothing to do
       return { kind: 'done' };
     }
     case 'hammer': {
