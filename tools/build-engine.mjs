@@ -42,7 +42,8 @@ const SATURATED = 0x7fffffff;
  * 28 what hashLines reports | 32, 36 what a window step read (its other estimate, its
  * ceiling) | 64-16383 scratch: a key's bytes from 64, or a batch of up to 1024 int keys from
  * 8192 | 16384- the cells, row after row.
- * Shared memory: the layout of src/sketch/shared-counters.ts (its version 2).
+ * Shared memory: the layout of src/sketch/shared-counters.ts (its version 2). Both layouts are
+ * src/engine/layout.ts, against which the engine checks these at load.
  */
 const LOCAL = {
   saturated: 8,

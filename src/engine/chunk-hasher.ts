@@ -10,8 +10,8 @@
  * reference, which gives the same.
  */
 import { KeyHasher, TAG_BYTES } from '../hash/key-hasher.js';
-import { LOCAL_LAYOUT } from '../sketch/counters.js';
 import { type LocalExports, localEngine } from './engine.js';
+import { LOCAL_LAYOUT } from './layout.js';
 import { engineMemory, PAGE_BYTES } from './memory.js';
 
 /**

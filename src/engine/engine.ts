@@ -29,9 +29,8 @@ import {
   TAG_BYTES,
   TAG_STRING,
 } from '../hash/key-hasher.js';
-import { LOCAL_LAYOUT } from '../sketch/counters.js';
-import { SHARED_LAYOUT } from '../sketch/shared-counters.js';
 import { LOCAL_ENGINE, SHARED_ENGINE } from './engine-bytes.js';
+import { LOCAL_LAYOUT, SHARED_LAYOUT } from './layout.js';
 import { engineAvailable } from './memory.js';
 
 export { engineAvailable } from './memory.js';
@@ -232,7 +231,7 @@ export class Engine {
   }
 
   /**
-   * An engine over `memory`, laid out as LOCAL_LAYOUT (see counters.ts) from byte `origin` (a
+   * An engine over `memory`, laid out as LOCAL_LAYOUT (see layout.ts) from byte `origin` (a
    * multiple of 64).
    */
   static local(

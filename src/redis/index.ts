@@ -7,12 +7,13 @@
  *   await sketch.increment('customer-42');
  */
 
+export type { RedisClient } from './client.js';
 export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from './local-first.js';
 export {
   LocalFirstInflight,
   type LocalFirstInflightOptions,
 } from './local-first-inflight.js';
-export type { PlaceOptions, RedisClient } from './place.js';
+export type { PlaceOptions } from './place.js';
 export { type RedisCountMinOptions, RedisCountMinSketch } from './redis-count-min.js';
 export { RedisInflight, RedisInflightGuard, type RedisInflightOptions } from './redis-inflight.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';

@@ -5,11 +5,12 @@
  * (dimensions, rule, the secret's fingerprint) that the first writer sets and every later one
  * must match.
  */
-import type { Cluster, Redis } from 'ioredis';
+
 import { typeError } from '../errors.js';
 import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
 import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
 import { type Dimensions, dimensionsOf, resolveDimensions } from '../sketch/dimensions.js';
+import type { RedisClient } from './client.js';
 import {
   ADD_SCRIPT,
   INFLIGHT_SCRIPT,
@@ -24,8 +25,6 @@ import { type WriteGroups, writeGroupsOf } from './write-groups.js';
 
 /** The local sketch's multiply-shift, in the same doubles (see sketch/count-min.ts). */
 const INV_2_32 = 1 / 4294967296;
-
-export type RedisClient = Redis | Cluster;
 
 /**
  * The cells of a Redis string, into `cells`: BITFIELD's integers are big-endian, and a string

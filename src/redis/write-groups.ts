@@ -18,7 +18,7 @@
  * commands itself.
  */
 import type { Writable } from 'node:stream';
-import type { RedisClient } from './place.js';
+import type { RedisClient } from './client.js';
 
 const GROUP = 16;
 

@@ -15,6 +15,7 @@
  * An estimate of SATURATED therefore reads "at least SATURATED".
  */
 
+import { LOCAL_LAYOUT } from '../engine/layout.js';
 import { SCALE_ONE } from './aging.js';
 
 /** The value at which a counter saturates and sticks: 2^31 - 1. */
@@ -78,28 +79,6 @@ export interface Counters {
   /** Bytes of storage: the cells, and for shared storage its header. */
   readonly memoryBytes: number;
 }
-
-/**
- * Where a local sketch keeps its state in the WebAssembly engine's memory (byte offsets from
- * the sketch's origin, 0 unless sketches share the memory; see tools/build-engine.mjs, which
- * lays the module out the same way and is checked against this): the last hash (0-7), the
- * saturated flag (8), the volume (12), the total as an f64 (16), what the engine's line hashing
- * reports (24, 28: see chunk-hasher.ts), what a window step read (32, 36: see
- * CountMinSketch.stepWithin), the engine's scratch area for keys and batches (from `scratch`),
- * the cells (from `cells`).
- */
-export const LOCAL_LAYOUT = {
-  saturated: 8,
-  volume: 12,
-  total: 16,
-  consumed: 24,
-  emptyLines: 28,
-  stepOther: 32,
-  stepCeiling: 36,
-  scratch: 64,
-  batch: 8192,
-  cells: 16384,
-} as const;
 
 const SATURATED_WORD = LOCAL_LAYOUT.saturated >> 2;
 const VOLUME_WORD = LOCAL_LAYOUT.volume >> 2;

@@ -41,6 +41,7 @@
  * and in the cells but not yet in the total.
  */
 import { getRandomValues } from 'node:crypto';
+import { SHARED_LAYOUT } from '../engine/layout.js';
 import { engineAvailable, engineMemory, pageBytes } from '../engine/memory.js';
 import { rangeError, typeError } from '../errors.js';
 import { sameBytes } from '../hash/secret.js';
@@ -55,11 +56,11 @@ import {
 
 const MAGIC = 0x48534348; // "HCSH" read as a little-endian u32
 const LAYOUT_VERSION = 2;
-const HEADER_BYTES = 64;
-const TOTAL_WORDS = 1024;
+const HEADER_BYTES = SHARED_LAYOUT.words;
+const TOTAL_WORDS = (SHARED_LAYOUT.cells - SHARED_LAYOUT.words) / 4;
 const WORDS_PER_LINE = 16;
 const LINES = TOTAL_WORDS / WORDS_PER_LINE;
-const CELLS_OFFSET = HEADER_BYTES + TOTAL_WORDS * 4;
+const CELLS_OFFSET = SHARED_LAYOUT.cells;
 const FLAG_CONSERVATIVE = 1;
 const INT32_MAX = 0x7fffffff;
 
@@ -69,27 +70,15 @@ const W_VERSION = 1;
 const W_WIDTH = 2;
 const W_DEPTH = 3;
 const W_FLAGS = 4;
-const W_SATURATED = 5;
+const W_SATURATED = SHARED_LAYOUT.saturated >> 2;
 const W_OBJECTS = 6;
-const W_CLAIMED = 7;
+const W_CLAIMED = SHARED_LAYOUT.claimed >> 2;
 const W_FINGERPRINT = 8;
 const W_ID = 10;
 const W_CLEARS = 14;
 const W_PROBE = 15;
 /** Header bytes 48-55, as an index into a BigInt64Array over the header. */
-const OVERFLOW = 6;
-
-/**
- * Byte offsets the WebAssembly engine's shared module uses (tools/build-engine.mjs lays it out
- * the same way; src/engine/engine.ts checks the two agree).
- */
-export const SHARED_LAYOUT = {
-  saturated: W_SATURATED * 4,
-  claimed: W_CLAIMED * 4,
-  overflow: OVERFLOW * 8,
-  words: HEADER_BYTES,
-  cells: CELLS_OFFSET,
-} as const;
+const OVERFLOW = SHARED_LAYOUT.overflow >> 3;
 
 /**
  * Where the c-th total word lies: claims go round the cache lines first, so that the words in
