@@ -37,6 +37,11 @@ import {
 import { checkWindowMs } from './rate.js';
 import { checkClock, Windows, type WindowsHandle } from './windows.js';
 
+/**
+ * How a limiter decides: 'sliding-window' (the current window's count plus the previous one's,
+ * weighted by the part of it still inside the window) or 'gcra' (the generic cell rate
+ * algorithm: one request per windowMs / limit, with a burst).
+ */
 export type RateLimitAlgorithm = 'sliding-window' | 'gcra';
 
 export interface RateLimiterOptions extends LimitSketchOptions {
@@ -76,24 +81,38 @@ export interface RateLimitDecision {
  * proxy decide with one.
  */
 export interface RateDecider {
+  /** Requests a key may make per window. */
   readonly limit: number;
+  /** The window, in milliseconds. */
   readonly windowMs: number;
+  /** How it decides. */
   readonly algorithm: RateLimitAlgorithm;
+  /** GCRA: requests a key may make at once after a quiet spell; the sliding window: the limit. */
   readonly burst: number;
   /** Bytes of process memory it decides from. */
   readonly memoryBytes: number;
+  /** Width and depth of its sketches. */
   readonly dimensions: Dimensions;
   /** How far above its true count a key's count may be (see RateLimiter), or null. */
   readonly errorBound: number | null;
+  /**
+   * Decides a request of `cost` (default 1) for `key`, and counts it if it passes. TypeError
+   * for a key that is not one, RangeError for a cost that is not an integer from 0 up.
+   */
   check(key: Key, cost?: number): RateLimitDecision;
 }
 
 /** What another thread needs to `attach` a shared RateLimiter; structured-cloneable. */
 export interface RateLimiterHandle {
+  /** Requests a key may make per window. */
   limit: number;
+  /** The window, in milliseconds. */
   windowMs: number;
+  /** How the limiter decides. */
   algorithm: RateLimitAlgorithm;
+  /** GCRA's burst (the sliding window: the limit). */
   burst: number;
+  /** The shared windows' sketches and clock state. */
   windows: WindowsHandle;
 }
 

@@ -117,7 +117,9 @@ export interface SketchHandle {
   buffer: SharedArrayBuffer;
   /** The same bytes as a WebAssembly.Memory, for the engine (absent without WebAssembly). */
   memory?: WebAssembly.Memory;
+  /** Counters per row. */
   width: number;
+  /** Rows. */
   depth: number;
   /** The update rule (the sketch's only flag). */
   conservative: boolean;
@@ -217,8 +219,9 @@ export class CountMinSketch {
   private readonly wasm: Engine | null;
   /** The engine, where it runs raiseWithin (depth up to WITHIN_DEPTH), else null. */
   private readonly within: Engine | null;
-  /** @internal What the last `stepWithin` read: the other sketch's estimate, the ceiling. */
+  /** @internal What the last `stepWithin` read: the other sketch's estimate. */
   stepOther = 0;
+  /** @internal What the last `stepWithin` read: the ceiling it tested against. */
   stepCeiling = 0;
   /** @internal */
   readonly counters: Counters;
