@@ -1,3 +1,14 @@
+/**
+ * hotcount: counting and limiting in fixed memory. The Count-Min sketch (`CountMinSketch`),
+ * heavy hitters (`HeavyHitters`), rates and limits (`Rate`, `RateLimiter`, `Inflight`), and
+ * client addresses as keys (`ipKey`).
+ *
+ *   import { CountMinSketch } from 'hotcount';
+ *   const sketch = new CountMinSketch({ epsilon: 0.001, delta: 0.01 });
+ *   sketch.increment('customer-42');
+ *
+ * @module
+ */
 export { AddressKey, ipKey } from './hash/address-key.js';
 export type { Key } from './hash/key-hasher.js';
 export {
@@ -25,6 +36,7 @@ export {
   type RateLimiterOptions,
 } from './limits/rate-limiter.js';
 export type { WindowsHandle as RateHandle } from './limits/windows.js';
+export type { AgingHandle } from './sketch/aging.js';
 export {
   type CountMinOptions,
   CountMinSketch,
@@ -33,5 +45,10 @@ export {
   type SketchHandle,
 } from './sketch/count-min.js';
 export { SATURATED } from './sketch/counters.js';
-export { DEFAULT_DEPTH, DEFAULT_WIDTH, MAX_COUNTERS } from './sketch/dimensions.js';
+export {
+  DEFAULT_DEPTH,
+  DEFAULT_WIDTH,
+  type Dimensions,
+  MAX_COUNTERS,
+} from './sketch/dimensions.js';
 export { FORMAT_VERSION } from './sketch/format.js';

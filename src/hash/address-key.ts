@@ -31,6 +31,11 @@ export const TAG_IPV6 = 0x3600;
 /** The groups of an IPv6 address being parsed (one thread: parsing never re-enters). */
 const groups = new Uint16Array(8);
 
+/**
+ * A client's network address as a key, made by `ipKey`: its bits, hashed under a tag of their
+ * own, so that it never shares cells with an integer, string or byte key. Every spelling of
+ * one address gives an equal key (`equals`).
+ */
 export class AddressKey {
   /** The address's bytes: 4 for IPv4, 16 for IPv6 with the bits past the prefix zero. */
   private readonly octets: Uint8Array;
@@ -74,6 +79,7 @@ export class AddressKey {
     return this.text;
   }
 
+  /** `toString()`, so that JSON.stringify writes the address. */
   toJSON(): string {
     return this.toString();
   }

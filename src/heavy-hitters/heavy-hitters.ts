@@ -58,6 +58,7 @@ import { SATURATED } from '../sketch/counters.js';
 import { SharedCounters } from '../sketch/shared-counters.js';
 import { ExactTable, entryId } from './exact-table.js';
 
+/** Options of `new HeavyHitters`: k, the table's size and threshold, and the sketch's. */
 export interface HeavyHittersOptions extends CountMinOptions {
   /** How many keys `top()` reports by default. */
   k: number;
@@ -71,7 +72,9 @@ export interface HeavyHittersOptions extends CountMinOptions {
   threshold?: number;
 }
 
+/** One of the top keys, from `top()`, with bounds on its true count. */
 export interface HeavyHitter {
+  /** The key, as counted (bytes keys as a copy). */
   key: Key;
   /** What the ranking uses: the upper bound. */
   count: number;
@@ -83,9 +86,13 @@ export interface HeavyHitter {
 
 /** What a worker needs to `attach` a part of shared heavy hitters; structured-cloneable. */
 export interface HeavyHittersHandle {
+  /** The handle of the shared sketch every part counts into. */
   sketch: SketchHandle;
+  /** How many keys `top()` reports by default. */
   k: number;
+  /** Keys each part's exact table holds. */
   capacity: number;
+  /** Estimate a key must reach to enter a part's exact table. */
   threshold: number;
   /** The shared half-life, when the heavy hitters age. */
   aging?: AgingHandle;
@@ -113,8 +120,15 @@ export interface HeavyHittersTable {
    * missing from them was never counted by the part.
    */
   complete: boolean;
-  /** `exact`: counted since the key entered; `base`: bound on its count before that. */
-  entries: { key: Key; base: number; exact: number }[];
+  /** The tracked keys and their counts. */
+  entries: {
+    /** The key. */
+    key: Key;
+    /** At most what the key counted before it entered the table. */
+    base: number;
+    /** What the key counted since it entered. */
+    exact: number;
+  }[];
 }
 
 const OPTION_NAMES: readonly string[] = ['k', 'capacity', 'threshold', ...SKETCH_OPTION_NAMES];
@@ -141,6 +155,12 @@ function copyKey(key: Key): Key {
   return key instanceof Uint8Array ? copyBytes(key, 0, key.length) : key;
 }
 
+/**
+ * The top keys of a stream with bounds on their counts, in fixed memory: a Count-Min sketch
+ * in front of an exact table of `capacity` keys (an Augmented Sketch). `shared: true` lets
+ * worker_threads count into one sketch, each with a table of its own (`attach`, `table`,
+ * `combine`). TypeError or RangeError naming the option for bad options.
+ */
 export class HeavyHitters {
   /** How many keys `top()` reports by default. */
   readonly k: number;

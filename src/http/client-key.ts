@@ -25,7 +25,12 @@ import { checkKey, type Key } from '../hash/key-hasher.js';
 /** How a limit finds a request's key. */
 export type KeyOption = 'ip' | `header:${string}` | ((req: IncomingMessage) => Key);
 
+/** How a limit keys its requests: by client address (default), by a header, or by a function. */
 export interface ClientKeyOptions {
+  /**
+   * How a request's key is found: 'ip' (the client's address; default), 'header:<name>', or a
+   * function of the request that returns a key.
+   */
   key?: KeyOption;
   /** Trusted proxy hops in front of this server. Default 0: X-Forwarded-For is never read. */
   trustProxy?: number;

@@ -30,6 +30,7 @@ import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import { type LimitSketchOptions, Rate } from '../index.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 
+/** Options of `new ExpressRateLimitStore`: the sketch's, `maxAdjusted`, the rule, the clock. */
 export interface ExpressRateLimitStoreOptions extends Omit<LimitSketchOptions, 'shared'> {
   /** Keys whose count resetKey or decrement adjusted, remembered per window. Default 10,000. */
   maxAdjusted?: number;
@@ -40,18 +41,26 @@ export interface ExpressRateLimitStoreOptions extends Omit<LimitSketchOptions, '
 }
 
 /** What express-rate-limit passes to `init` (the part read here). */
-interface InitOptions {
+/** What express-rate-limit passes to `init`: its window. */
+export interface InitOptions {
+  /** The window, in milliseconds. */
   windowMs: number;
 }
 
 /** What express-rate-limit expects of `increment` and `get`. */
 export interface ClientRateLimitInfo {
+  /** The client's requests in the current window (never below the true count). */
   totalHits: number;
+  /** When the current window ends. */
   resetTime: Date;
 }
 
 const OPTION_NAMES = ['maxAdjusted', 'conservative', 'now', ...UNSHARED_SKETCH_OPTION_NAMES];
 
+/**
+ * express-rate-limit's `store`, in fixed memory: the client's hits in sketches instead of a Map
+ * of clients. TypeError or RangeError naming the option for bad options.
+ */
 export class ExpressRateLimitStore {
   /** Counts live in this process (express-rate-limit's double-count check reads it). */
   readonly localKeys = true;
@@ -126,6 +135,7 @@ export class ExpressRateLimitStore {
     this.adjusted.clear();
   }
 
+  /** Nothing to stop: no timer runs (express-rate-limit calls it on shutdown). */
   shutdown(): void {}
 
   private info(rate: Rate, key: string, estimate: number): ClientRateLimitInfo {

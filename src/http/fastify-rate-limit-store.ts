@@ -19,19 +19,35 @@
 import { rangeError, typeError } from '../errors.js';
 import { type LimitSketchOptions, Rate } from '../index.js';
 
-type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
+/** How a store answers @fastify/rate-limit: an error, or the client's count and time left. */
+export type FastifyStoreCallback = (
+  error: Error | null,
+  result?: {
+    /** The client's requests in the current window, this one included when counted. */
+    current: number;
+    /** Milliseconds until the current window ends (at least 1). */
+    ttl: number;
+  },
+) => void;
 
 /** What @fastify/rate-limit passes to a store's constructor and `child` (the parts read here). */
-interface StoreParams {
+export interface FastifyStoreParams {
+  /** Refused when true (a RangeError): see the top comment. */
   continueExceeding?: unknown;
+  /** Refused when true (a RangeError): see the top comment. */
   exponentialBackoff?: unknown;
 }
 
+/**
+ * @fastify/rate-limit's `store`, in fixed memory: each route's counts in a Rate (three
+ * sketches) instead of an LRU of clients. The plugin constructs it; `with` sets its sketch
+ * options.
+ */
 export class FastifyRateLimitStore {
   private readonly rates = new Map<number, Rate>();
   private readonly sketch: LimitSketchOptions;
 
-  constructor(params: StoreParams = {}, sketch: LimitSketchOptions = {}) {
+  constructor(params: FastifyStoreParams = {}, sketch: LimitSketchOptions = {}) {
     if (params === null || typeof params !== 'object')
       throw typeError('params', 'an object', params);
     for (const name of ['continueExceeding', 'exponentialBackoff'] as const) {
@@ -65,16 +81,22 @@ export class FastifyRateLimitStore {
     return rate;
   }
 
-  incr(key: string, callback: Callback, timeWindow: number): void {
+  /** Counts a request of `key` in a window of `timeWindow` ms, and answers its count. */
+  incr(key: string, callback: FastifyStoreCallback, timeWindow: number): void {
     this.answer(key, callback, timeWindow, true);
   }
 
   /** The same, without counting (the plugin's `{ increment: false }`). */
-  read(key: string, callback: Callback, timeWindow: number): void {
+  read(key: string, callback: FastifyStoreCallback, timeWindow: number): void {
     this.answer(key, callback, timeWindow, false);
   }
 
-  private answer(key: string, callback: Callback, timeWindow: number, count: boolean): void {
+  private answer(
+    key: string,
+    callback: FastifyStoreCallback,
+    timeWindow: number,
+    count: boolean,
+  ): void {
     let result: { current: number; ttl: number };
     try {
       const rate = this.rate(Math.round(timeWindow));

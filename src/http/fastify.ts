@@ -16,6 +16,8 @@
  * inflight guard is given back on the raw response's `close`, which Node emits once the reply
  * is sent, whatever sent it (the handler, an error handler after an error hook), and when the
  * client goes away first. A key function that throws goes to Fastify's error handler (500).
+ *
+ * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { typeError } from '../errors.js';
@@ -24,8 +26,14 @@ import { type InflightLimitOptions, InflightRule } from './inflight-limit.js';
 import { type RateLimitOptions, RateLimitRule } from './rate-limit.js';
 import { problemBody, type Refusal, withMember } from './responses.js';
 
+/**
+ * The plugin's options, and a route's `config.hotcount`: a rate limit, an inflight limit, or
+ * both. Any other name is a TypeError.
+ */
 export interface HotcountOptions {
+  /** A rate limit (429 over it), with rateLimit's options. */
   rate?: RateLimitOptions;
+  /** A limit on requests in progress (503 over it), with inflightLimit's options. */
   inflight?: InflightLimitOptions;
 }
 
@@ -95,12 +103,24 @@ async function hotcountPlugin(app: FastifyInstance, options: HotcountOptions): P
 
 // What fastify-plugin sets: no encapsulation (the hooks apply where the plugin is registered),
 // a name, and the Fastify versions it runs on.
-const plugin = Object.assign(hotcountPlugin, {
-  [Symbol.for('skip-override')]: true,
-  [Symbol.for('fastify.display-name')]: 'hotcount',
-  [Symbol.for('plugin-meta')]: { name: 'hotcount', fastify: '>=5' },
-});
+/**
+ * The plugin: `app.register(hotcount, { rate, inflight })`. Its options are checked when it is
+ * registered, a route's `config.hotcount` when the route is declared (TypeError or RangeError
+ * naming the option).
+ */
+const plugin: (app: FastifyInstance, options: HotcountOptions) => Promise<void> = Object.assign(
+  hotcountPlugin,
+  {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: 'hotcount',
+    [Symbol.for('plugin-meta')]: { name: 'hotcount', fastify: '>=5' },
+  },
+);
 
 export { plugin as hotcount };
 export default plugin;
-export { FastifyRateLimitStore } from './fastify-rate-limit-store.js';
+export {
+  FastifyRateLimitStore,
+  type FastifyStoreCallback,
+  type FastifyStoreParams,
+} from './fastify-rate-limit-store.js';

@@ -5,12 +5,15 @@
  *   app.use(rateLimit({ limit: 100, windowMs: 60_000 }));          // Express
  *   const limit = inflightLimit({ limit: 10 });                     // node:http
  *   http.createServer((req, res) => limit(req, res, () => handler(req, res)));
+ *
+ * @module
  */
 export { type ClientKeyOptions, type KeyOption, normalizeAddress } from './client-key.js';
 export {
   type ClientRateLimitInfo,
   ExpressRateLimitStore,
   type ExpressRateLimitStoreOptions,
+  type InitOptions,
 } from './express-rate-limit-store.js';
 export {
   type InflightDecision,

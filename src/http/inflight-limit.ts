@@ -30,7 +30,9 @@ import { type Refusal, refuse } from './responses.js';
 
 /** What onLimit is told of a refusal: the limit, and the count the request would have made. */
 export interface InflightDecision {
+  /** The limit: requests of one key in progress at once. */
   limit: number;
+  /** The key's requests in progress had this one been let in. */
   count: number;
 }
 
@@ -123,14 +125,20 @@ export class InflightRule {
  * `inflight` (an InflightCounter, such as a LocalFirstInflight) it counts with that one,
  * which brings its own sketch.
  */
-export function inflightLimit(options: InflightLimitOptions): Middleware & { inflight: Inflight };
+export function inflightLimit(options: InflightLimitOptions): Middleware & {
+  /** The Inflight it counts with. */
+  inflight: Inflight;
+};
 export function inflightLimit(
   options: LimitHttpOptions<InflightDecision> & {
     limit: number;
     retryAfterS?: number;
     inflight: InflightCounter;
   },
-): Middleware & { inflight: InflightCounter };
+): Middleware & {
+  /** The counter it was given. */
+  inflight: InflightCounter;
+};
 export function inflightLimit(
   options: InflightRuleOptions,
 ): Middleware & { inflight: InflightCounter } {

@@ -13,7 +13,9 @@ import { typeError } from '../errors.js';
 import { type ClientKeyOptions, type KeyOf, keyOf } from './client-key.js';
 import { checkName, refuse } from './responses.js';
 
+/** Connect's `next`: called with nothing to go on, with an error to hand it on. */
 export type Next = (error?: unknown) => void;
+/** Connect-style middleware, as node:http servers and Express call it. */
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void;
 
 /** The error path (see the top comment). */

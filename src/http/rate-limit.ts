@@ -112,10 +112,16 @@ export class RateLimitRule {
  * (a RateDecider, such as a local-first RedisRateLimiter's `local`) it decides with that one,
  * for limits shared by a fleet, instead of making a RateLimiter from the options.
  */
-export function rateLimit(options: RateLimitOptions): Middleware & { limiter: RateLimiter };
+export function rateLimit(options: RateLimitOptions): Middleware & {
+  /** The RateLimiter it decides with. */
+  limiter: RateLimiter;
+};
 export function rateLimit(
   options: LimitHttpOptions<RateLimitDecision> & { limiter: RateDecider },
-): Middleware & { limiter: RateDecider };
+): Middleware & {
+  /** The limiter it was given. */
+  limiter: RateDecider;
+};
 export function rateLimit(options: RateLimitRuleOptions): Middleware & { limiter: RateDecider } {
   const rule = new RateLimitRule(options);
   const limiter = rule.limiter;

@@ -39,6 +39,7 @@ import {
   sketchOptions,
 } from './options.js';
 
+/** Options of `new Inflight`: the sketch's (see LimitSketchOptions), and `reclaimLeaked`. */
 export interface InflightOptions extends LimitSketchOptions {
   /**
    * Give back the amount of a guard that is garbage collected without release, and count it in
@@ -49,6 +50,7 @@ export interface InflightOptions extends LimitSketchOptions {
 
 /** What another thread needs to `attach` a shared Inflight; structured-cloneable. */
 export interface InflightHandle {
+  /** The handle of its plain shared sketch. */
   sketch: SketchHandle;
 }
 
@@ -71,13 +73,23 @@ export interface GuardOwner {
 export interface InflightCounter {
   /** Bytes of process memory it counts in. */
   readonly memoryBytes: number;
+  /** Width and depth of its sketch. */
   readonly dimensions: Dimensions;
   /** Requests in progress, over every key. */
   readonly total: number;
   /** How far above the guards held a key's estimate may be, w.p. 1 - delta (epsilon * total). */
   readonly errorBound: number;
+  /** The key's requests in progress: never below the guards held for it. */
   estimate(key: Key): number;
+  /**
+   * Counts `n` (default 1) more in progress for `key`; the guard gives them back. TypeError for
+   * a key that is not one, RangeError for an `n` that is not an integer from 1 up.
+   */
   acquire(key: Key, n?: number): InflightGuard;
+  /**
+   * As `acquire`, if the key's count stays within `limit`; else null, with nothing held.
+   * RangeError for a `limit` or `n` that is not an integer from 1 up.
+   */
   tryAcquire(key: Key, limit: number, n?: number): InflightGuard | null;
 }
 
@@ -115,12 +127,18 @@ export class InflightGuard {
     owner.giveBack(this, this.h1, this.h2, this.n);
   }
 
+  /** `release()`, for `using guard = inflight.acquire(key)`. */
   [Symbol.dispose](): void {
     this.release();
   }
 }
 
-export class Inflight implements InflightCounter, GuardOwner {
+/**
+ * Requests in progress per key, in fixed memory: `acquire` counts, the guard it returns gives
+ * back, exactly once. Never below the guards held for a key; exactly 0 again once all are
+ * released. `shared: true` counts for every worker_thread (`handle`, `Inflight.attach`).
+ */
+export class Inflight implements InflightCounter {
   /** @internal */
   readonly sketch: CountMinSketch;
   /** Gives back guards collected unreleased (`reclaimLeaked`), or null. */
@@ -158,6 +176,7 @@ export class Inflight implements InflightCounter, GuardOwner {
     return { sketch: this.sketch.handle };
   }
 
+  /** Which code runs its sketch: 'wasm' or 'js'. */
   get engine(): EngineName {
     return this.sketch.engine;
   }
@@ -166,6 +185,7 @@ export class Inflight implements InflightCounter, GuardOwner {
     return this.sketch.memoryBytes;
   }
 
+  /** Width and depth of its sketch. */
   get dimensions(): Dimensions {
     return dimensionsOf(this.sketch.width, this.sketch.depth);
   }

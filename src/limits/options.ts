@@ -9,6 +9,10 @@ import { randomSecret } from '../hash/secret.js';
 import type { CountMinOptions, EngineName } from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
 
+/**
+ * The sketch options every limit takes (Rate, RateLimiter, Inflight): its shape, its secret,
+ * its engine, and whether it is shared by worker_threads.
+ */
 export interface LimitSketchOptions {
   /** Counters per row of each sketch. Default 16384. Not together with `epsilon`. */
   width?: number;

@@ -44,6 +44,10 @@ import { checkClock, Windows, type WindowsHandle } from './windows.js';
  */
 export type RateLimitAlgorithm = 'sliding-window' | 'gcra';
 
+/**
+ * Options of `new RateLimiter`: the limit, the window, the algorithm (and GCRA's burst), the
+ * clock and the sketches' options (LimitSketchOptions).
+ */
 export interface RateLimiterOptions extends LimitSketchOptions {
   /** Requests (in units of cost) allowed per window: an integer >= 1. */
   limit: number;
@@ -186,6 +190,9 @@ export class RateLimiter implements RateDecider {
   /** gcra's time grid, or null for the sliding window. */
   private readonly grid: GcraGrid | null;
 
+  constructor(options: RateLimiterOptions);
+  /** @internal Over windows made elsewhere (`attach`). */
+  constructor(options: RateLimiterOptions, attached: Windows);
   constructor(options: RateLimiterOptions, attached?: Windows) {
     checkOptions(options);
     checkOptionNames('options', options, OPTION_NAMES);

@@ -24,6 +24,7 @@ import {
 } from './options.js';
 import { checkClock, Windows, type WindowsHandle } from './windows.js';
 
+/** Options of `new Rate`: the window, the clock, the rule and the sketch's (LimitSketchOptions). */
 export interface RateOptions extends LimitSketchOptions {
   /** Length of a window, in milliseconds: an integer >= 1. */
   windowMs: number;
@@ -41,6 +42,7 @@ export interface RateComponents {
   current: number;
   /** The part of the current window elapsed, in [0, 1). */
   fraction: number;
+  /** Length of a window, in milliseconds. */
   windowMs: number;
 }
 
@@ -56,10 +58,19 @@ export function checkWindowMs(value: unknown, name = 'windowMs'): number {
   return integerIn(name, value, 1, MAX_WINDOW_MS);
 }
 
+/**
+ * Events per key in the current window of the clock, and their rate in events per second over
+ * a sliding window, in fixed memory: never below the true figures. TypeError or RangeError
+ * naming the option for bad options (windowMs an integer from 1 up).
+ */
 export class Rate {
+  /** Length of a window, in milliseconds. */
   readonly windowMs: number;
   private readonly windows: Windows;
 
+  constructor(options: RateOptions);
+  /** @internal Over windows made elsewhere (`attach`). */
+  constructor(options: RateOptions, attached: Windows);
   constructor(options: RateOptions, attached?: Windows) {
     if (attached !== undefined) {
       this.windowMs = attached.windowMs;

@@ -53,9 +53,11 @@ import {
 
 /** What another thread needs to attach to shared windows; structured-cloneable. */
 export interface WindowsHandle {
+  /** Length of a window, in milliseconds. */
   windowMs: number;
   /** windowMs (an f64) and the three tags. */
   state: SharedArrayBuffer;
+  /** The handles of the three window sketches, in slot order. */
   sketches: SketchHandle[];
 }
 

@@ -9,6 +9,10 @@ import type { LimitingProxy } from './proxy.js';
 import { statusOf } from './status.js';
 import { STATUS_PAGE } from './status-page.js';
 
+/**
+ * The admin server of `proxy`, not yet listening: GET or HEAD `/` (the page), `/status` (JSON)
+ * and `/metrics`; 404 for other paths, 405 for other methods. Nothing is cached (no-store).
+ */
 export function createAdminServer(proxy: LimitingProxy): Server {
   return createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];

@@ -7,6 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 
+/** The demo upstream, not yet listening: `server.listen(port, host)`. */
 export function createDemoUpstream(): Server {
   return createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://demo');

@@ -7,7 +7,10 @@ import { rangeError, typeError } from '../errors.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** Milliseconds of `text`; RangeError naming `name` unless it is `<integer><ms|s|m|h>` >= 1 ms. */
+/**
+ * Milliseconds of `text`; TypeError naming `name` unless it is a string, RangeError unless it
+ * is `<integer><ms|s|m|h>` from 1 ms to 2^31 ms (about 24 days).
+ */
 export function parseDuration(name: string, text: unknown): number {
   if (typeof text !== 'string')
     throw typeError(name, 'a duration such as 500ms, 1s, 1m or 1h', text);
@@ -19,8 +22,20 @@ export function parseDuration(name: string, text: unknown): number {
   return ms;
 }
 
-/** `N/DURATION`: N requests per window of DURATION. */
-export function parseRate(name: string, text: unknown): { limit: number; windowMs: number } {
+/**
+ * `N/DURATION`: N requests per window of DURATION. TypeError naming `name` unless `text` is a
+ * string; RangeError unless N is an integer from 1 to 2^31 - 1 and `parseDuration` reads
+ * DURATION.
+ */
+export function parseRate(
+  name: string,
+  text: unknown,
+): {
+  /** N: requests per window. */
+  limit: number;
+  /** DURATION, in milliseconds. */
+  windowMs: number;
+} {
   if (typeof text !== 'string') throw typeError(name, 'a rate such as 100/1m', text);
   const match = /^\s*(\d{1,10})\s*\/\s*(\S+)\s*$/.exec(text);
   const limit = match === null ? 0 : Number(match[1]);

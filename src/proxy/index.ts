@@ -2,10 +2,22 @@
  * hotcount/proxy: the limiting reverse proxy as a library (the `hotcount proxy` command runs
  * it): `new LimitingProxy({ upstream, limits })`, then `proxy.server.listen(...)`, and
  * `createAdminServer(proxy)` for the status page.
+ *
+ * @module
  */
 export { createAdminServer } from './admin.js';
 export { createDemoUpstream } from './demo-upstream.js';
 export { parseDuration, parseRate } from './duration.js';
+export type { Latency } from './latency.js';
 export { METRICS_CONTENT_TYPE, metricsText } from './metrics.js';
-export { LimitingProxy, ProxyLimit, type ProxyLimitOptions, type ProxyOptions } from './proxy.js';
+export {
+  type InflightSpec,
+  LimitingProxy,
+  ProxyLimit,
+  type ProxyLimitOptions,
+  type ProxyOptions,
+  type RateLimiterSpec,
+  type ServerOptionName,
+} from './proxy.js';
 export { type LimitStatus, type ProxyStatus, statusOf } from './status.js';
+export type { HotKeys, Outcome, SecondCounts, Traffic } from './traffic.js';

@@ -19,19 +19,28 @@ export const BUCKETS_S = [
 const SLOTS = BUCKETS_S.length + 1;
 const RING_S = 60;
 
+/**
+ * One duration's histogram (`counts`, `sum`, `count`, since the start) and its quantiles over
+ * the last minute. The proxy records into it; read it, do not write it.
+ */
 export class Latency {
-  /** Observations per bucket since the start (not cumulative; the last is +Inf). */
+  /**
+   * Observations per bucket since the start, not cumulative: one bucket per upper bound
+   * (BUCKETS_S: 0.5 ms to 60 s), then +Inf.
+   */
   readonly counts = new Float64Array(SLOTS);
   /** Sum of the observations, seconds. */
   sum = 0;
+  /** Observations since the start. */
   count = 0;
   private readonly ring: SecondRing;
 
+  /** @internal Made by the proxy's Traffic; `now` is the clock, in epoch milliseconds. */
   constructor(now: () => number = Date.now) {
     this.ring = new SecondRing(RING_S, SLOTS, now);
   }
 
-  /** Records one duration of `ms` milliseconds. */
+  /** @internal Records one duration of `ms` milliseconds. */
   observe(ms: number): void {
     const s = ms / 1000;
     let bucket = 0;

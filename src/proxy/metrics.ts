@@ -7,6 +7,7 @@ import { BUCKETS_S, type Latency } from './latency.js';
 import type { ProxyStatus } from './status.js';
 import type { Traffic } from './traffic.js';
 
+/** The Content-Type of `metricsText`'s output: Prometheus' text format, version 0.0.4. */
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 type Sample = [labels: Record<string, string>, value: number];
@@ -43,6 +44,10 @@ function histogram(name: string, help: string, latency: Latency): string {
   return `${out}${name}_sum ${latency.sum}\n${name}_count ${latency.count}\n`;
 }
 
+/**
+ * The proxy's metrics in Prometheus' text format: counters and gauges from `status` (what
+ * `statusOf` returns), the latency histograms (seconds) from `traffic` (the proxy's `traffic`).
+ */
 export function metricsText(status: ProxyStatus, traffic: Traffic): string {
   const limits = status.limits;
   return [

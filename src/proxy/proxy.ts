@@ -62,6 +62,7 @@ import {
 } from './forward.js';
 import { HotKeys, Traffic } from './traffic.js';
 
+/** One limit of the proxy: the paths it covers, its key, and a rate, an inflight limit or both. */
 export interface ProxyLimitOptions {
   /** The limit's name, in the RateLimit fields, refusals and the status page. */
   name?: string;
@@ -70,19 +71,34 @@ export interface ProxyLimitOptions {
   /** What it counts under: 'ip' (default) or 'header:NAME'. */
   key?: 'ip' | `header:${string}`;
   /** Requests per window per key: 'N/DURATION' ('100/1m') or { limit, windowMs }. */
-  rate?: string | { limit: number; windowMs: number };
+  rate?:
+    | string
+    | {
+        /** Requests per window per key: an integer >= 1. */
+        limit: number;
+        /** The window, in milliseconds. */
+        windowMs: number;
+      };
+  /** How the rate is decided (see RateLimiter): 'sliding-window' (default) or 'gcra'. */
   algorithm?: 'sliding-window' | 'gcra';
+  /** gcra only: requests a key may make at one instant, an integer >= 1. Default the limit. */
   burst?: number;
   /** Requests in progress at once per key. */
   inflight?: number;
 }
 
+/**
+ * Options of `new LimitingProxy`: the upstream, the limits, the clients and connections, and
+ * the sketches' options (LimitSketchOptions, for every limit).
+ */
 export interface ProxyOptions extends Omit<LimitSketchOptions, 'shared'> {
   /** Where requests go: http://HOST:PORT. */
   upstream: string | URL;
+  /** The limits, each with a distinct name. Default none: every request goes through. */
   limits?: ProxyLimitOptions[];
   /** Trusted proxy hops in front of this one (see http/client-key.ts). Default 0. */
   trustProxy?: number;
+  /** Bits of an IPv6 address that make one client. Default 56. */
   ipv6Prefix?: number;
   /** How long the upstream may stay silent before a 504. Default 30,000 ms. */
   timeoutMs?: number;
@@ -112,18 +128,25 @@ export interface ProxyOptions extends Omit<LimitSketchOptions, 'shared'> {
   inflightCounter?: (limit: InflightSpec) => InflightCounter;
 }
 
-/** What a limit asks of its inflight counter. */
+/** What a limit asks of its inflight counter (`inflightCounter`'s argument). */
 export interface InflightSpec {
+  /** The limit's name. */
   name: string;
+  /** Requests in progress a key may have at once. */
   limit: number;
 }
 
-/** What a limit asks of its rate limiter. */
+/** What a limit asks of its rate limiter (`rateLimiter`'s argument). */
 export interface RateLimiterSpec {
+  /** The limit's name. */
   name: string;
+  /** Requests per window per key. */
   limit: number;
+  /** The window, in milliseconds. */
   windowMs: number;
+  /** The limit's algorithm, when it names one. */
   algorithm?: RateLimitAlgorithm;
+  /** The limit's burst (gcra), when it gives one. */
   burst?: number;
 }
 
@@ -137,7 +160,13 @@ export const SERVER_DEFAULTS = {
   maxHeaderSize: 16_384,
   maxUrlLength: 8_192,
 } as const;
-type ServerOptionName = keyof typeof SERVER_DEFAULTS;
+/**
+ * The options about clients and connections: upstreamConnections, maxConnections,
+ * headersTimeout, requestTimeout, keepAliveTimeout, maxHeaderSize and maxUrlLength.
+ *
+ * @useDeclaredType
+ */
+export type ServerOptionName = keyof typeof SERVER_DEFAULTS;
 const SERVER_OPTION_NAMES = Object.keys(SERVER_DEFAULTS) as ServerOptionName[];
 
 const OPTION_NAMES = [
@@ -159,16 +188,27 @@ type LimitShared = Omit<
 
 const LIMIT_NAMES = ['name', 'prefix', 'key', 'rate', 'algorithm', 'burst', 'inflight'];
 
-/** One limit of the proxy, as it runs. */
+/** One limit of the proxy, as it runs (a proxy's `limits`). */
 export class ProxyLimit {
+  /** The limit's name: as given, else 'proxy' for a lone limit, else 'limit-N' (N from 1). */
   readonly name: string;
+  /** The paths it applies to: this prefix, on a segment boundary. */
   readonly prefix: string;
+  /** What it counts under: 'ip', 'header:NAME', or 'function' for a key function. */
   readonly keyKind: string;
+  /** @internal The rate rule, or null without a rate. */
   readonly rate: RateLimitRule | null;
+  /** @internal The inflight rule, or null without an inflight limit. */
   readonly inflight: InflightRule | null;
+  /** The limit's hot keys, for the status page. */
   readonly hot = new HotKeys();
+  /** A request's key under this limit. May throw, as a key function may. */
   readonly key: (req: IncomingMessage) => Key;
 
+  /**
+   * @internal Made by LimitingProxy from `options`, named `at` in errors: TypeError or
+   * RangeError naming `at` (or one of its fields) for options that are not valid.
+   */
   constructor(
     options: ProxyLimitOptions,
     at: string,
@@ -234,6 +274,7 @@ export class ProxyLimit {
     return next === 0x2f || next === 0x3f; // '/' or '?'
   }
 
+  /** Bytes of the limit's sketches: its rate limiter's and its inflight counter's. */
   get memoryBytes(): number {
     return (this.rate?.limiter.memoryBytes ?? 0) + (this.inflight?.inflight.memoryBytes ?? 0);
   }
@@ -260,15 +301,24 @@ const REFUSED = 2;
 const STANDING = Symbol('hotcount.standing');
 type Counted = Socket & { [STANDING]?: typeof OPEN | typeof OVER_CAP | typeof REFUSED };
 
+/**
+ * The limiting reverse proxy: `new LimitingProxy({ upstream, limits })`, then
+ * `proxy.server.listen(port, host)`; `close()` to shut it down.
+ */
 export class LimitingProxy {
   /** The proxy's server, not yet listening: `server.listen(port, host)`. */
   readonly server: Server;
+  /** Counts of what the proxy decided, and the latencies (for `metricsText`). */
   readonly traffic: Traffic;
+  /** The limits, in the order of the options' `limits`. */
   readonly limits: readonly ProxyLimit[];
+  /** The upstream's URL: http://HOST[:PORT]. */
   readonly upstreamUrl: string;
+  /** How long the upstream may stay silent before a 504, milliseconds. */
   readonly timeoutMs: number;
   /** The options about clients and connections, as given or defaulted. */
   readonly serverOptions: Readonly<Record<ServerOptionName, number>>;
+  /** When the proxy was made, epoch milliseconds. */
   readonly startedAt = Date.now();
   private readonly upstream: Upstream;
   private readonly pool: Pool;
@@ -281,6 +331,10 @@ export class LimitingProxy {
   private connections = 0;
   private readonly owner: ExchangeOwner;
 
+  /**
+   * TypeError or RangeError naming the option (`upstream`, `limits[0].rate`, ...) for options
+   * that are not valid, and for limits without distinct names.
+   */
   constructor(options: ProxyOptions) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with upstream', options);
@@ -582,7 +636,12 @@ export class LimitingProxy {
   }
 
   /** Bytes of every limit's sketches, and the status page's. */
-  get memoryBytes(): { limits: number; status: number } {
+  get memoryBytes(): {
+    /** Bytes of every limit's sketches. */
+    limits: number;
+    /** Bytes of the sketches that find each limit's hot keys, for the status page. */
+    status: number;
+  } {
     let limits = 0;
     let status = 0;
     for (const limit of this.limits) {

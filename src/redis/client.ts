@@ -5,4 +5,5 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 
+/** An ioredis client (`new Redis(...)`) or cluster (`new Redis.Cluster(...)`). */
 export type RedisClient = Redis | Cluster;

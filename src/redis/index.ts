@@ -5,6 +5,8 @@
  *   import { RedisCountMinSketch } from 'hotcount/redis';
  *   const sketch = new RedisCountMinSketch({ redis, name: 'requests', secret });
  *   await sketch.increment('customer-42');
+ *
+ * @module
  */
 
 export type { RedisClient } from './client.js';

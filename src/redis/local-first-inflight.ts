@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import { type GuardOwner, type InflightCounter, InflightGuard } from '../limits/inflight.js';
+import { type InflightCounter, InflightGuard } from '../limits/inflight.js';
 import { checkCount } from '../limits/options.js';
 import { SATURATED } from '../sketch/counters.js';
 import type { Dimensions } from '../sketch/dimensions.js';
@@ -30,6 +30,7 @@ import { cellPairs, clamp } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
 
+/** Options of `new LocalFirstInflight`: its place in Redis (PlaceOptions), syncs and lease. */
 export interface LocalFirstInflightOptions extends PlaceOptions {
   /** Milliseconds between two syncs. Default 100. */
   syncMs?: number;
@@ -41,13 +42,28 @@ export interface LocalFirstInflightOptions extends PlaceOptions {
 
 const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'leaseMs', 'timeoutMs'];
 
-export class LocalFirstInflight extends EventEmitter implements InflightCounter, GuardOwner {
+/**
+ * Requests in progress per key across a fleet, counted in process memory as Inflight counts
+ * them: `acquire`, `tryAcquire`, `release` and `estimate` are synchronous, and one round trip
+ * every `syncMs` tells Redis what this process holds and pulls the fleet's counts. A key may
+ * briefly have more than `limit` holders across the fleet: at most what the other processes
+ * acquired since their last sync and this one's last pull. Emits 'stale' (with the error) when a
+ * sync fails and 'sync' when Redis answers again.
+ */
+export class LocalFirstInflight extends EventEmitter implements InflightCounter {
+  /** The counter's name: its keys in Redis are `hotcount:{name}:...`. */
   readonly name: string;
+  /** Counters per row. */
   readonly width: number;
+  /** Rows. */
   readonly depth: number;
+  /** Milliseconds between two syncs. */
   readonly syncMs: number;
+  /** How long this process's share outlives its last sync in Redis, in ms. */
   readonly leaseMs: number;
+  /** How long a sync may wait for Redis before it counts as failed, in ms. */
   readonly timeoutMs: number;
+  /** This instance's id in Redis: in the leases, and its share `hotcount:{name}:p:<processId>`. */
   readonly processId = randomUUID();
   private readonly place: SketchPlace;
   private readonly keys: [string, string, string, string];
@@ -60,6 +76,11 @@ export class LocalFirstInflight extends EventEmitter implements InflightCounter,
   private readonly sent: Int32Array;
   private readonly loop: SyncLoop;
 
+  /**
+   * Throws a TypeError or RangeError that names the option at fault (RangeError too when
+   * `leaseMs` is not more than twice `syncMs`). Sends nothing to Redis: the first sync, `syncMs`
+   * later (a timer that does not keep the process alive), checks the shape.
+   */
   constructor(options: LocalFirstInflightOptions) {
     super();
     if (options === null || typeof options !== 'object') {
@@ -95,6 +116,7 @@ export class LocalFirstInflight extends EventEmitter implements InflightCounter,
     this.loop = new SyncLoop(this, this.syncMs, () => this.sync());
   }
 
+  /** Whether the last sync reached Redis, when Redis last answered, and the failure if not. */
   get status(): SyncStatus {
     return this.loop.staleness.status;
   }
@@ -104,6 +126,7 @@ export class LocalFirstInflight extends EventEmitter implements InflightCounter,
     return 3 * 4 * this.width * this.depth;
   }
 
+  /** Width and depth of its sketch, and the epsilon and delta they give. */
   get dimensions(): Dimensions {
     return this.place.dimensions;
   }

@@ -23,6 +23,7 @@ import { clamp, Delta } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
 
+/** Options of `new LocalFirstSketch`: its place in Redis (PlaceOptions) and its syncs. */
 export interface LocalFirstOptions extends PlaceOptions {
   /** Milliseconds between two syncs (push the delta, pull the snapshot). Default 100. */
   syncMs?: number;
@@ -33,17 +34,37 @@ export interface LocalFirstOptions extends PlaceOptions {
   timeoutMs?: number;
 }
 
+/** What `LocalFirstSketch.status` returns: whether the last sync reached Redis, and when. */
 export type LocalFirstStatus = SyncStatus;
 
 const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'syncMs', 'timeoutMs'];
 
+/**
+ * A Count-Min sketch in Redis, shared by a fleet, that counts and answers from process memory:
+ * `increment` and `estimate` are synchronous, and one round trip every `syncMs` pushes this
+ * process's counts and pulls the fleet's (plain rule). Emits 'stale' (with the error) when a
+ * sync fails and 'sync' when Redis answers again. Call `close` to push what is left.
+ */
 export class LocalFirstSketch extends EventEmitter {
+  /** The sketch's name: its keys in Redis are `hotcount:{name}:...`. */
   readonly name: string;
+  /** Counters per row. */
   readonly width: number;
+  /** Rows. */
   readonly depth: number;
+  /** Milliseconds between two syncs. */
   readonly syncMs: number;
+  /** How long a sync may wait for Redis before it counts as failed, in ms. */
   readonly timeoutMs: number;
-  readonly keys: { cells: string; header: string; pushed: string };
+  /** The Redis keys this sketch uses. */
+  readonly keys: {
+    /** The sketch's cells, one string shared by every process of the name. */
+    cells: string;
+    /** The hash that holds the shape and the total. */
+    header: string;
+    /** Holds the number of the last push Redis applied from this instance (an id of its own). */
+    pushed: string;
+  };
   private readonly place: SketchPlace;
   /** The sketch in Redis as of the last sync. */
   private readonly snapshot: Int32Array;
@@ -53,6 +74,11 @@ export class LocalFirstSketch extends EventEmitter {
   private readonly loop: SyncLoop;
   private closed = false;
 
+  /**
+   * Throws a TypeError or RangeError that names the option at fault. Sends nothing to Redis:
+   * the first sync, `syncMs` later (a timer that does not keep the process alive), checks the
+   * shape.
+   */
   constructor(options: LocalFirstOptions) {
     super();
     if (options === null || typeof options !== 'object') {
@@ -86,6 +112,11 @@ export class LocalFirstSketch extends EventEmitter {
     return this.add(key, by);
   }
 
+  /**
+   * Subtracts `by` (default 1) from `key`; its estimate after, from process memory. Estimates
+   * stay upper bounds only while no key's true count goes below zero. TypeError for a key or
+   * `by` of the wrong kind, RangeError for a `by` that is not an integer from 0 to 2^31 - 1.
+   */
   decrement(key: Key, by = 1): number {
     checkAmount(by);
     return this.add(key, -by);
@@ -96,6 +127,7 @@ export class LocalFirstSketch extends EventEmitter {
     return this.least(this.place.cellsInPlace(key));
   }
 
+  /** Whether the last sync reached Redis, when Redis last answered, and the failure if not. */
   get status(): LocalFirstStatus {
     return this.loop.staleness.status;
   }

@@ -131,9 +131,16 @@ export interface PlaceOptions {
   name: string;
   /** Shared by the fleet, at least 16 bytes. Required: a random one would share nothing. */
   secret: Uint8Array;
+  /**
+   * Counters per row. Default 16384. Not together with `epsilon`. Every process of the name
+   * must give the same width and depth: Redis refuses another shape.
+   */
   width?: number;
+  /** Rows (independent hashes). Default 4. Not together with `delta`. */
   depth?: number;
+  /** Relative error: width = ceil(e / epsilon). In (0, 1). Not together with `width`. */
   epsilon?: number;
+  /** Failure probability: depth = ceil(ln(1 / delta)). In (0, 1). Not together with `depth`. */
   delta?: number;
 }
 

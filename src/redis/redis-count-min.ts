@@ -25,6 +25,7 @@ import { SATURATED } from '../sketch/counters.js';
 import { encodeSketch } from '../sketch/format.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 
+/** Options of `new RedisCountMinSketch`: its place in Redis (PlaceOptions) and its rule. */
 export interface RedisCountMinOptions extends PlaceOptions {
   /** Conservative update. Default false. */
   conservative?: boolean;
@@ -32,15 +33,33 @@ export interface RedisCountMinOptions extends PlaceOptions {
 
 const OPTION_NAMES = [...PLACE_OPTION_NAMES, 'conservative'];
 
+/**
+ * A Count-Min sketch whose counters live in Redis, shared by every process that opens the same
+ * `name` with the same secret and dimensions. Each update or read is one round trip; Redis holds
+ * 4 * width * depth bytes, whatever the number of keys.
+ */
 export class RedisCountMinSketch {
+  /** The sketch's name: its keys in Redis are `hotcount:{name}:...`. */
   readonly name: string;
+  /** Counters per row. */
   readonly width: number;
+  /** Rows. */
   readonly depth: number;
+  /** Whether updates use the conservative rule (then `decrement` rejects with a TypeError). */
   readonly conservative: boolean;
   /** The Redis keys of this sketch: its cells and its header. */
-  readonly keys: { cells: string; header: string };
+  readonly keys: {
+    /** The cells, one string: 32-bit big-endian integers, row after row. */
+    cells: string;
+    /** The hash that holds the shape and the total. */
+    header: string;
+  };
   private readonly place: SketchPlace;
 
+  /**
+   * Throws a TypeError or RangeError that names the option at fault. Sends nothing to Redis:
+   * the first call checks (or sets) the shape.
+   */
   constructor(options: RedisCountMinOptions) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with redis, name and secret', options);

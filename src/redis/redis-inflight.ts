@@ -28,6 +28,7 @@ import { checkCount } from '../limits/options.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { withDeadline } from './staleness.js';
 
+/** Options of `new RedisInflight`: its place in Redis (PlaceOptions), its lease and timeout. */
 export interface RedisInflightOptions extends PlaceOptions {
   /** How long a process's share outlives its last renewal, in ms. Default 10,000. */
   leaseMs?: number;
@@ -72,16 +73,27 @@ export class RedisInflightGuard {
     return this.releasing;
   }
 
+  /** `release()`, for `await using guard = await inflight.acquire(key)`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
 }
 
+/**
+ * Requests in progress per key across a fleet, counted in Redis: every call is one atomic round
+ * trip, so `tryAcquire` never lets more than `limit` holders in at once. A process that dies
+ * loses its share `leaseMs` after its last renewal, at the next call of any process on the name.
+ */
 export class RedisInflight {
+  /** The counter's name: its keys in Redis are `hotcount:{name}:...`. */
   readonly name: string;
+  /** Counters per row. */
   readonly width: number;
+  /** Rows. */
   readonly depth: number;
+  /** How long this process's share outlives its last renewal in Redis, in ms. */
   readonly leaseMs: number;
+  /** How long an operation may wait for Redis before it rejects, in ms. */
   readonly timeoutMs: number;
   /** This process's id in the leases. */
   readonly processId = randomUUID();
@@ -93,6 +105,10 @@ export class RedisInflight {
   private readonly unreleased = new Map<number, number[]>();
   private readonly timer: NodeJS.Timeout;
 
+  /**
+   * Throws a TypeError or RangeError that names the option at fault. Starts a timer (that does
+   * not keep the process alive) renewing the lease every `leaseMs / 3`; `close` stops it.
+   */
   constructor(options: RedisInflightOptions) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object with redis, name and secret', options);

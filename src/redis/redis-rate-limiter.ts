@@ -56,6 +56,10 @@ import {
   withDeadline,
 } from './staleness.js';
 
+/**
+ * Options of `new RedisRateLimiter`: its place in Redis (PlaceOptions), the rule as for a
+ * RateLimiter, the mode and what to do while Redis is away.
+ */
 export interface RedisRateLimiterOptions extends PlaceOptions {
   /** Requests per window per key: an integer >= 1. */
   limit: number;
@@ -68,7 +72,10 @@ export interface RedisRateLimiterOptions extends PlaceOptions {
   /** The clock, in milliseconds. Default Date.now. */
   now?: () => number;
   /** Decide in process, syncing with Redis every `syncMs` (sliding window only). */
-  localFirst?: { syncMs?: number };
+  localFirst?: {
+    /** Milliseconds between two syncs. Default 100. */
+    syncMs?: number;
+  };
   /**
    * How long Redis may take to answer a check (direct) or a sync (local-first) before the
    * limiter goes stale. Default 1000 ms (local-first: 4 * syncMs, at least 1000).
@@ -90,16 +97,35 @@ const OPTION_NAMES = [
   'onStale',
 ];
 
+/**
+ * A rate limiter shared by a fleet, its windows in Redis. Direct (the default): each check is
+ * one atomic round trip. Local-first (`localFirst: { syncMs }`, sliding window only): checks
+ * decide from process memory and a sync every `syncMs` pushes and pulls, so the fleet may
+ * overshoot the limit by what other processes passed since their last push. Emits 'stale' (with
+ * the error) when Redis fails or does not answer in time and 'sync' when it answers again;
+ * `onStale` says what it decides meanwhile.
+ */
 export class RedisRateLimiter extends EventEmitter {
+  /** The limiter's name: its keys in Redis are `hotcount:{name}:...`. */
   readonly name: string;
+  /** Requests per window per key. */
   readonly limit: number;
+  /** The window, in milliseconds. */
   readonly windowMs: number;
+  /** 'sliding-window' or 'gcra'. */
   readonly algorithm: RateLimitAlgorithm;
   /** Requests allowed at one instant: `burst` for gcra, `limit` for the sliding window. */
   readonly burst: number;
+  /** Counters per row of each window's cells. */
   readonly width: number;
+  /** Rows of each window's cells. */
   readonly depth: number;
+  /**
+   * How long Redis may take to answer a check (direct) or a sync (local-first) before the
+   * limiter goes stale, in ms.
+   */
   readonly timeoutMs: number;
+  /** What it decides while stale: 'local', 'open' or 'closed'. */
   readonly onStale: StalePolicy;
   /** Milliseconds between syncs (local-first), or null (direct). */
   readonly syncMs: number | null;
@@ -119,6 +145,11 @@ export class RedisRateLimiter extends EventEmitter {
   private probing = false;
   private readonly options: RedisRateLimiterOptions;
 
+  /**
+   * Throws a TypeError or RangeError that names the option at fault (RangeError too for
+   * `localFirst` with gcra). Sends nothing to Redis; local-first, it starts the sync timer (one
+   * that does not keep the process alive), which `close` stops.
+   */
   constructor(options: RedisRateLimiterOptions) {
     super();
     if (options === null || typeof options !== 'object') {

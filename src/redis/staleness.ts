@@ -5,6 +5,7 @@
  */
 import type { EventEmitter } from 'node:events';
 
+/** Whether a structure's view of Redis is fresh: what its `status` returns, a copy. */
 export interface SyncStatus {
   /** True while Redis did not answer the last sync (or check): answers are from process memory. */
   stale: boolean;

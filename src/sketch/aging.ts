@@ -41,7 +41,10 @@ export function scaleOf(factor: unknown, name = 'factor'): number {
 
 export interface AgingOptions {
   /** Halve every N events (the sum of the amounts incremented). */
-  halfLife?: { events: number };
+  halfLife?: {
+    /** N: an integer from 1 up. */
+    events: number;
+  };
   /** Halve every halfLifeMs milliseconds of the clock, from creation. */
   halfLifeMs?: number;
   /** The clock, in milliseconds, for halfLifeMs. Default Date.now. */
@@ -52,8 +55,11 @@ export const AGING_OPTION_NAMES: readonly string[] = ['halfLife', 'halfLifeMs', 
 
 /** What another thread needs to share the aging of a shared sketch. */
 export interface AgingHandle {
+  /** The events summed, the halvings announced and due, and the clock's origin. */
   state: SharedArrayBuffer;
+  /** The half-life in events (`halfLife.events`), if it ages by events. */
   events?: number;
+  /** The half-life in milliseconds of the clock, if it ages by the clock. */
   halfLifeMs?: number;
 }
 

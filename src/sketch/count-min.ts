@@ -65,6 +65,11 @@ import { type DimensionOptions, MAX_COUNTERS, resolveDimensions } from './dimens
 import { decodeSketch, encodeSketch, readCells } from './format.js';
 import { SharedCounters } from './shared-counters.js';
 
+/**
+ * Options of `new CountMinSketch`: its shape (width and depth, or epsilon and delta), the update
+ * rule, the secret, shared memory, the engine, a half-life, folding. Any other name is a
+ * TypeError; a bad value a TypeError or RangeError naming the option.
+ */
 export interface CountMinOptions extends DimensionOptions, AgingOptions {
   /** Conservative update (tighter estimates, no decrement). Default false. */
   conservative?: boolean;
@@ -202,6 +207,13 @@ function checkOut(out: Int32Array, n: number): Int32Array {
   return out;
 }
 
+/**
+ * A Count-Min sketch with keyed hashing, signed saturating counters and optional conservative
+ * update: a key's estimate is never below its true count (strict turnstile) and above it by more
+ * than `errorBound` with probability at most `delta`, in 4 * width * depth bytes of counters
+ * whatever the number of keys. `shared: true` puts the counters in shared memory for
+ * worker_threads. (The file's top comment has the layout and the proofs' sources.)
+ */
 export class CountMinSketch {
   /** Counters per row. */
   readonly width: number;

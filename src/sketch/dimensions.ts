@@ -29,7 +29,9 @@ export interface DimensionOptions {
 
 /** A sketch's dimensions and what they guarantee. */
 export interface Dimensions {
+  /** Counters per row. */
   width: number;
+  /** Rows. */
   depth: number;
   /** e / width: an estimate exceeds the true count by more than epsilon * N ... */
   epsilon: number;
