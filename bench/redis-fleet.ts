@@ -6,7 +6,7 @@
  *   of the load; commands counted by the server (INFO total_commands_processed) over 3 s.
  * - 13.6 two `hotcount proxy --redis` processes in front of one upstream, autocannon on each with
  *   one client key, inside one aligned window: what the fleet let through against the limit and
- *   the README's overshoot bound, (P - 1) * r * (2 * syncMs + RTT).
+ *   docs/redis.md's overshoot bound, (P - 1) * r * (2 * syncMs + RTT).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';

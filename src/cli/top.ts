@@ -26,7 +26,7 @@ the true count lies in, and their share of the lines counted.
 
 Options:
   -k N                 how many keys to print (default 20, at most 1000000; memory grows
-                       with k, see the README)
+                       with k, see docs/heavy-hitters.md)
   -f, --field N        count field N (from 1) of each line instead of the whole line
   -d, --delimiter D    fields are separated by D (default: runs of blanks, as awk). D may
                        hold escapes for bytes: \\t (tab), \\\\ (backslash), \\xHH (any byte,

@@ -15,7 +15,7 @@
  *
  * The overshoot: like a local-first rate limiter's, a key may briefly have more than `limit`
  * holders across the fleet, at most what the other processes acquired since their last sync
- * and this one's last pull (README). While Redis is away, each process goes on deciding from the
+ * and this one's last pull (docs/redis.md). While Redis is away, each process goes on deciding from the
  * last counts and its own holdings (`status`, 'stale' and 'sync' events as the others).
  */
 import { randomUUID } from 'node:crypto';

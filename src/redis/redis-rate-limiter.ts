@@ -14,7 +14,7 @@
  *   memory, the last snapshot of the fleet's windows plus this process's own unsent counts
  *   (local-first-windows.ts), and never wait for Redis; every `syncMs` one round trip pushes and
  *   pulls. The fleet may overshoot the limit by what other processes passed since their last
- *   push (README: the bound). GCRA has no local-first mode: its cells hold times, and two
+ *   push (docs/redis.md: the bound). GCRA has no local-first mode: its cells hold times, and two
  *   processes that each move a TAT from an old value to now cannot add their moves up.
  *
  * When Redis fails or does not answer within `timeoutMs`, the limiter goes stale (`status`,

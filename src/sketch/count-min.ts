@@ -923,7 +923,7 @@ export class CountMinSketch {
   }
 
   /**
-   * The versioned, authenticated binary form (see README, "Binary format"). Of a shared sketch
+   * The versioned, authenticated binary form (see docs/sketch.md, "Binary format"). Of a shared sketch
    * that other threads update meanwhile: each cell is copied once, so the copy holds every
    * update that completed before the call, and the total, read after the cells, is at least
    * theirs (so `errorBound` of the copy covers them).

@@ -9,7 +9,7 @@
  */
 import { integerIn, rangeError, typeError } from '../errors.js';
 
-/** Default width: 2^14 cells per row, so eps = e/16384 ~ 1.7e-4 (see README, "Sizing"). */
+/** Default width: 2^14 cells per row, so eps = e/16384 ~ 1.7e-4 (see docs/sketch.md, "Sizing"). */
 export const DEFAULT_WIDTH = 16384;
 /** Default depth: 4 rows, so delta = e^-4 ~ 1.8%. */
 export const DEFAULT_DEPTH = 4;

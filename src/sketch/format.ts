@@ -20,7 +20,7 @@ import { authenticate, sameBytes } from '../hash/secret.js';
 import { SATURATED } from './counters.js';
 import { MAX_COUNTERS } from './dimensions.js';
 
-/** The version of the binary format `toBytes` writes (README, "Binary format"). */
+/** The version of the binary format `toBytes` writes (docs/sketch.md, "Binary format"). */
 export const FORMAT_VERSION = 1;
 const MAGIC = 0x534d4348; // "HCMS" read as a little-endian u32
 const HEADER_BYTES = 32;

@@ -12,7 +12,7 @@ import { listen } from '../helpers/http.js';
 import { runProxy, startProxy } from '../helpers/proxy-cli.js';
 import { until } from '../helpers/until.js';
 
-const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
+const GUIDE = fileURLToPath(new URL('../../../docs/proxy.md', import.meta.url));
 const run = (args: string[]) => runProxy(args);
 const start = (args: string[]) => startProxy(args);
 
@@ -219,9 +219,9 @@ test('--demo (what npm start runs): the printed burst answers 429, the status pa
   }
 });
 
-test("the README's config file example is one the proxy takes, and limits as it says", async () => {
-  const block = /```json\n([\s\S]*?)```/.exec(readFileSync(README, 'utf8'))?.[1];
-  assert.ok(block !== undefined, 'the README has a JSON config example');
+test("the proxy guide's config file example is one the proxy takes, and limits as it says", async () => {
+  const block = /```json\n([\s\S]*?)```/.exec(readFileSync(GUIDE, 'utf8'))?.[1];
+  assert.ok(block !== undefined, 'the proxy guide has a JSON config example');
   const upstream = await listen((_req, res) => res.end('ok'));
   const config = JSON.parse(block);
   Object.assign(config, { upstream: upstream.url, listen: '0', admin: '0' });
@@ -250,8 +250,8 @@ function proxyArgs(line: string, upstream: string): string[] {
   return args.map((word, i) => local[args[i - 1]] ?? word);
 }
 
-test("the README's systemd unit and container command run the proxy as they say", async () => {
-  const readme = readFileSync(README, 'utf8');
+test("the proxy guide's systemd unit and container command run the proxy as they say", async () => {
+  const readme = readFileSync(GUIDE, 'utf8');
   const unit = /```ini\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
   const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? '';
   assert.ok(execStart.includes('build/src/cli/main.js proxy'), 'the unit runs the proxy');

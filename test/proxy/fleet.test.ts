@@ -85,7 +85,7 @@ test('two proxies with --redis hold one global limit per key, within the stated 
     );
     const elapsedS = (Date.now() - started) / 1000;
     assert.equal(Math.floor(Date.now() / windowMs), window, 'the run stayed in one window');
-    // The bound (README): each other process may have passed what it saw in 2 * syncMs plus a
+    // The bound (docs/redis.md): each other process may have passed what it saw in 2 * syncMs plus a
     // round trip, at its own rate r: (P - 1) * r * (2 * syncMs + RTT).
     const pingStarted = performance.now();
     await client.ping();
