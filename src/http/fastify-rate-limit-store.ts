@@ -101,8 +101,10 @@ export class FastifyRateLimitStore {
     try {
       const rate = this.rate(Math.round(timeWindow));
       const current = count ? rate.observe(key) : rate.peek(key);
+      // A read that finds nothing: an estimate is never under the key's count, so 0 means no
+      // request of the key in this window, which the plugin's LocalStore answers with ttl 0.
       const ttl = rate.windowStart + rate.windowMs - Date.now();
-      result = { current, ttl: Math.max(1, Math.ceil(ttl)) };
+      result = current === 0 ? { current, ttl: 0 } : { current, ttl: Math.max(1, Math.ceil(ttl)) };
     } catch (error) {
       callback(error as Error);
       return;

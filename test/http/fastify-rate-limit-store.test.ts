@@ -79,3 +79,21 @@ test('options it cannot honour are refused, not ignored', async () => {
     message: /widht is not an option/,
   });
 });
+
+test("a read of a key with no request in the window finds { current: 0, ttl: 0 }, as the plugin's LocalStore answers; one after a request finds it", async () => {
+  const store = new FastifyRateLimitStore();
+  const read = (key: string) =>
+    new Promise<{ current: number; ttl: number } | undefined>((resolve, reject) =>
+      store.read(
+        key,
+        (error, result) => (error === null ? resolve(result) : reject(error)),
+        60_000,
+      ),
+    );
+  assert.deepEqual(await read('never-seen'), { current: 0, ttl: 0 });
+  await new Promise<void>((resolve) => store.incr('seen', () => resolve(), 60_000));
+  const seen = await read('seen');
+  assert.equal(seen?.current, 1);
+  assert.ok(seen !== undefined && seen.ttl > 0 && seen.ttl <= 60_000, `ttl ${seen?.ttl}`);
+  assert.deepEqual(await read('never-seen'), { current: 0, ttl: 0 }, 'a read counts nothing');
+});
