@@ -122,5 +122,6 @@ export default plugin;
 export {
   FastifyRateLimitStore,
   type FastifyStoreCallback,
+  type FastifyStoreOptions,
   type FastifyStoreParams,
 } from './fastify-rate-limit-store.js';

@@ -47,6 +47,10 @@ test('@fastify/rate-limit with FastifyRateLimitStore: the plugin limits as with 
 test('a client rotating through more keys than the LRU holds resets the others with LocalStore, never with FastifyRateLimitStore', async () => {
   const lru = await app({ cache: 100 });
   const sketch = await app({ store: FastifyRateLimitStore.with({ secret, width: 4096 }) });
+  // A table of 16 clients, which the rotation overflows: the victim leaves it, and comes back
+  // with what the sketches counted for it.
+  const small = await app({ store: FastifyRateLimitStore.with({ secret, capacity: 16 }) });
+  const aligned = await app({ store: FastifyRateLimitStore.with({ secret, windows: 'aligned' }) });
   try {
     const passed = async (server: typeof lru) => {
       for (let i = 0; i < 3; i++) await hit(server, 'victim-of-the-limit');
@@ -56,9 +60,13 @@ test('a client rotating through more keys than the LRU holds resets the others w
     };
     assert.equal(await passed(lru), 200, 'the LRU forgot the client and let it through again');
     assert.equal(await passed(sketch), 429);
+    assert.equal(await passed(small), 429);
+    assert.equal(await passed(aligned), 429);
   } finally {
     await lru.close();
     await sketch.close();
+    await small.close();
+    await aligned.close();
   }
 });
 
@@ -69,11 +77,15 @@ test('options it cannot honour are refused, not ignored', async () => {
       server.register(rateLimit, {
         max: 1,
         timeWindow: 1000,
-        store: FastifyRateLimitStore,
+        store: FastifyRateLimitStore.with({ windows: 'aligned' }),
         continueExceeding: true,
       }),
     { name: 'RangeError', message: /continueExceeding/ },
   );
+  assert.throws(() => FastifyRateLimitStore.with({ windows: 'sliding' as never }), {
+    name: 'RangeError',
+    message: /windows/,
+  });
   assert.throws(() => FastifyRateLimitStore.with({ widht: 10 } as never), {
     name: 'TypeError',
     message: /widht is not an option/,

@@ -1,0 +1,302 @@
+/**
+ * Per-client windows: the semantics of @fastify/rate-limit's LocalStore and express-rate-limit's
+ * MemoryStore, in fixed memory. A client's window starts at its first request and lasts
+ * windowMs; the request that finds it over starts a new one with a count of 1. With
+ * `continueExceeding`, a request over the limit starts the window again (the count goes on);
+ * with `exponentialBackoff`, the same, and the time it reports doubles with each request over.
+ *
+ * Why not in sketch cells alone. A window's state (its start, its count) is not monotone: a
+ * window that started later with fewer requests is more lenient than one that started earlier
+ * with more. A cell shared by several clients can only keep the larger state, and when every row
+ * of a client holds a later window of another client (with many clients, nearly every client's
+ * rows do), its own count is lost: too lenient, the one error a limiter must not make. GCRA's
+ * state, a time, is monotone, which is why it can live in cells (gcra.ts).
+ *
+ * So the state of recent clients is exact, in a table of fixed capacity (typed arrays, a slot
+ * found by the key's keyed 64-bit hash, 8 slots per bucket), and every request is also counted
+ * in a `Rate` (clock-aligned windows, three sketches): the backstop. When a bucket is full, a new
+ * client takes the slot of an expired window, else of the window that ends first. A client whose
+ * slot was taken comes back as a client whose window starts now, with the count the backstop
+ * holds for it over the current and the previous aligned window: its real window started less
+ * than windowMs ago (or it is held over the limit, below), so inside those two windows, and the
+ * backstop's estimates are never under, so the count is at least the real one and the window
+ * ends no sooner. A client held over the limit by continueExceeding or exponentialBackoff also
+ * raises its "held until" time in a small max sketch (f64 cells keep the latest time hashed to
+ * them; a time in the past means nothing, so nothing needs clearing), which keeps it held
+ * through an eviction. Without evictions every answer is exactly the peers'; with them, a
+ * client is never let through sooner than with the peers' stores.
+ *
+ * Two clients whose keyed 64-bit hashes are equal would share a slot: with n clients in the
+ * table, about n^2 / 2^65 (2^-35 for 4096), and the secret keeps anyone from choosing them.
+ */
+import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
+import { type Key, KeyHasher } from '../hash/key-hasher.js';
+import { copySecret, hashKeyWords, randomSecret } from '../hash/secret.js';
+import type { LimitSketchOptions } from './options.js';
+import { checkWindowMs, Rate } from './rate.js';
+import { checkClock, readClock } from './windows.js';
+
+/** Options of `new ClientWindows`. */
+export interface ClientWindowsOptions extends Omit<LimitSketchOptions, 'shared'> {
+  /**
+   * Length of a client's window, in milliseconds: a number >= 1 (the plugin's '285421 years' is
+   * past 2^53 ms, and taken).
+   */
+  windowMs: number;
+  /** A request over the limit starts the client's window again. Default false. */
+  continueExceeding?: boolean;
+  /** As continueExceeding, and the reported time doubles with each request over. Default false. */
+  exponentialBackoff?: boolean;
+  /** Clients whose state is kept exactly (rounded up to a multiple of 8). Default 8192. */
+  capacity?: number;
+  /** The clock, in milliseconds. Default Date.now, read at each call. */
+  now?: () => number;
+}
+
+/** A client's state after a request, or as read. */
+export interface ClientWindow {
+  /** The client's requests in its window (this one included, after a hit). */
+  current: number;
+  /** Milliseconds until its window ends (with exponentialBackoff over the limit: the backoff). */
+  ttl: number;
+}
+
+const OPTION_NAMES = [
+  'windowMs',
+  'continueExceeding',
+  'exponentialBackoff',
+  'capacity',
+  'now',
+  'width',
+  'depth',
+  'epsilon',
+  'delta',
+  'secret',
+  'engine',
+];
+
+const SLOTS_PER_BUCKET = 8;
+const HELD_WIDTH = 4096;
+const HELD_DEPTH = 4;
+const INV_2_32 = 1 / 4294967296;
+
+/** The latest "held until" time hashed to each cell; a key's is the least over its rows. */
+class HeldUntil {
+  private readonly cells = new Float64Array(HELD_WIDTH * HELD_DEPTH);
+
+  raise(h1: number, h2: number, until: number): void {
+    const cells = this.cells;
+    for (let row = 0; row < HELD_DEPTH; row++) {
+      const cell =
+        row * HELD_WIDTH + ((((h1 + Math.imul(row, h2)) >>> 0) * HELD_WIDTH * INV_2_32) | 0);
+      if (cells[cell] < until) cells[cell] = until;
+    }
+  }
+
+  /** Never before the key's own time (0 if it was never held). */
+  estimate(h1: number, h2: number): number {
+    const cells = this.cells;
+    let least = Number.POSITIVE_INFINITY;
+    for (let row = 0; row < HELD_DEPTH; row++) {
+      const cell =
+        row * HELD_WIDTH + ((((h1 + Math.imul(row, h2)) >>> 0) * HELD_WIDTH * INV_2_32) | 0);
+      if (cells[cell] < least) least = cells[cell];
+    }
+    return least;
+  }
+}
+
+/**
+ * Per-client windows of `windowMs` for one limit (see the top comment). TypeError or RangeError
+ * naming the option for bad options.
+ */
+export class ClientWindows {
+  /** Length of a client's window, in milliseconds. */
+  readonly windowMs: number;
+  /** Clients whose state is kept exactly. */
+  readonly capacity: number;
+  private readonly continueExceeding: boolean;
+  private readonly exponentialBackoff: boolean;
+  private readonly now: () => number;
+  private readonly hasher: KeyHasher;
+  private readonly backstop: Rate;
+  private readonly held = new HeldUntil();
+  private readonly buckets: number;
+  private readonly h1s: Int32Array;
+  private readonly h2s: Int32Array;
+  /** 1 for a slot in use. */
+  private readonly used: Uint8Array;
+  /** When the slot's window started (or was started again), in ms of the clock. */
+  private readonly starts: Float64Array;
+  /** Requests in the slot's window. */
+  private readonly counts: Float64Array;
+  /**
+   * 1 for a slot whose client came back from the backstop with requests counted: its window
+   * is not the peers' own but one that ends no sooner, so when it ends, the next one starts from
+   * the backstop too (a reset to 1 could fall inside the peers' window and drop its requests).
+   */
+  private readonly uncertain: Uint8Array;
+
+  constructor(options: ClientWindowsOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw typeError('options', 'an object with windowMs', options);
+    }
+    checkOptionNames('options', options, OPTION_NAMES);
+    const { continueExceeding = false, exponentialBackoff = false, capacity = 8192 } = options;
+    if (typeof continueExceeding !== 'boolean') {
+      throw typeError('continueExceeding', 'a boolean', continueExceeding);
+    }
+    if (typeof exponentialBackoff !== 'boolean') {
+      throw typeError('exponentialBackoff', 'a boolean', exponentialBackoff);
+    }
+    const windowMs = options.windowMs;
+    if (typeof windowMs !== 'number') throw typeError('windowMs', 'a number', windowMs);
+    if (!(windowMs >= 1 && windowMs < Number.POSITIVE_INFINITY)) {
+      throw rangeError('windowMs', 'a finite number of milliseconds >= 1', windowMs);
+    }
+    this.windowMs = windowMs;
+    this.buckets = Math.ceil(integerIn('capacity', capacity, 1, 2 ** 24) / SLOTS_PER_BUCKET);
+    this.capacity = this.buckets * SLOTS_PER_BUCKET;
+    this.continueExceeding = continueExceeding;
+    this.exponentialBackoff = exponentialBackoff;
+    const clock = checkClock(options.now);
+    this.now = options.now === undefined ? () => Date.now() : clock;
+    const secret =
+      options.secret === undefined ? randomSecret() : copySecret(options.secret, 'secret');
+    const [k0, k1] = hashKeyWords(secret);
+    this.hasher = new KeyHasher(k0, k1);
+    const { width, depth, epsilon, delta, engine } = options;
+    const sketch = { width, depth, epsilon, delta, engine, secret };
+    // The backstop's windows must cover a client's window: one of 2^53 ms or more holds every
+    // clock time there is, so the longest aligned window (2^53 - 1 ms) covers it as well.
+    const backstopMs = Math.min(Math.ceil(windowMs), Number.MAX_SAFE_INTEGER);
+    this.backstop = new Rate({ windowMs: checkWindowMs(backstopMs), ...sketch, now: this.now });
+    this.h1s = new Int32Array(this.capacity);
+    this.h2s = new Int32Array(this.capacity);
+    this.used = new Uint8Array(this.capacity);
+    this.starts = new Float64Array(this.capacity);
+    this.counts = new Float64Array(this.capacity);
+    this.uncertain = new Uint8Array(this.capacity);
+  }
+
+  /** Bytes of process memory: the table, the held-until cells and the backstop's sketches. */
+  get memoryBytes(): number {
+    return this.capacity * 26 + HELD_WIDTH * HELD_DEPTH * 8 + this.backstop.memoryBytes;
+  }
+
+  /**
+   * Counts a request of `key` against a limit of `max` requests per window and returns the
+   * client's count and the time left. TypeError for a key that is not one.
+   */
+  hit(key: Key, max: number): ClientWindow {
+    const time = readClock(this.now);
+    const hasher = this.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    const windowMs = this.windowMs;
+    let slot = this.find(h1, h2);
+    let count: number;
+    let start: number;
+    if (slot >= 0 && time < this.starts[slot] + windowMs) {
+      count = this.counts[slot] + 1;
+      start = this.starts[slot];
+    } else if (slot >= 0 && this.uncertain[slot] === 0) {
+      count = 1; // its window ended: a new one
+      start = time;
+    } else {
+      if (slot < 0) slot = this.take(h1, h2, time);
+      ({ count, start } = this.fromBackstop(key, h1, h2, time, max));
+      // Nothing counted for it in two windows: the peers would start a new window too.
+      this.uncertain[slot] = count === 0 ? 0 : 1;
+      count += 1;
+    }
+    const extend = this.continueExceeding || this.exponentialBackoff;
+    if (count > max && extend) {
+      start = time;
+      this.held.raise(h1, h2, time + windowMs);
+    }
+    this.starts[slot] = start;
+    this.counts[slot] = count;
+    this.backstop.observe(key);
+    if (count > max && this.continueExceeding) return { current: count, ttl: windowMs };
+    if (count > max && this.exponentialBackoff) {
+      const ttl = windowMs * 2 ** (count - max - 1);
+      return { current: count, ttl: Number.isSafeInteger(ttl) ? ttl : Number.MAX_SAFE_INTEGER };
+    }
+    return { current: count, ttl: start + windowMs - time };
+  }
+
+  /**
+   * The client's count and the time left, counting nothing: { current: 0, ttl: 0 } for a client
+   * with no window running. TypeError for a key that is not one.
+   */
+  read(key: Key, max: number): ClientWindow {
+    const time = readClock(this.now);
+    const hasher = this.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    const slot = this.find(h1, h2);
+    if (slot >= 0 && time < this.starts[slot] + this.windowMs) {
+      return { current: this.counts[slot], ttl: this.starts[slot] + this.windowMs - time };
+    }
+    if (slot >= 0 && this.uncertain[slot] === 0) return { current: 0, ttl: 0 };
+    const { count, start } = this.fromBackstop(key, h1, h2, time, max);
+    if (count === 0) return { current: 0, ttl: 0 };
+    return { current: count, ttl: start + this.windowMs - time };
+  }
+
+  /**
+   * What the table no longer holds for a client: a window starting now, or when it is held over
+   * the limit, at the end of its hold less a window; its count, at least what the backstop
+   * counted in the current and previous aligned windows (and over `max` while held).
+   */
+  private fromBackstop(
+    key: Key,
+    h1: number,
+    h2: number,
+    time: number,
+    max: number,
+  ): { count: number; start: number } {
+    const { previous, current } = this.backstop.components(key);
+    const heldUntil = this.held.estimate(h1, h2);
+    if (heldUntil > time) {
+      return { count: Math.max(previous + current, max + 1), start: heldUntil - this.windowMs };
+    }
+    return { count: previous + current, start: time };
+  }
+
+  /** The slot holding (h1, h2), or -1. */
+  private find(h1: number, h2: number): number {
+    const base = ((h1 >>> 0) % this.buckets) * SLOTS_PER_BUCKET;
+    for (let slot = base; slot < base + SLOTS_PER_BUCKET; slot++) {
+      if (this.used[slot] === 1 && this.h1s[slot] === h1 && this.h2s[slot] === h2) return slot;
+    }
+    return -1;
+  }
+
+  /** A slot of the bucket for (h1, h2): a free one, else an ended window's, else the first to end. */
+  private take(h1: number, h2: number, time: number): number {
+    const base = ((h1 >>> 0) % this.buckets) * SLOTS_PER_BUCKET;
+    let chosen = base;
+    let ends = Number.POSITIVE_INFINITY;
+    for (let slot = base; slot < base + SLOTS_PER_BUCKET; slot++) {
+      if (this.used[slot] === 0) {
+        chosen = slot;
+        break;
+      }
+      const end = this.starts[slot] + this.windowMs;
+      if (end < ends) {
+        ends = end;
+        chosen = slot;
+      }
+      if (end <= time) break;
+    }
+    this.used[chosen] = 1;
+    this.uncertain[chosen] = 0;
+    this.h1s[chosen] = h1;
+    this.h2s[chosen] = h2;
+    return chosen;
+  }
+}
