@@ -4,9 +4,15 @@
  *
  *   app.use(rateLimit({ windowMs: 60_000, limit: 100, store: new ExpressRateLimitStore() }));
  *
- * Counts go to a `Rate` (three sketches, whatever the number of clients), whose windows are
- * aligned to the clock (see limits/windows.ts) rather than started by each client's first hit:
- * `totalHits` is the client's count in the current window, `resetTime` that window's end.
+ * By default a client's window starts at its first hit, as with express-rate-limit's MemoryStore
+ * (limits/client-windows.ts: recent clients exact in a table of fixed size, every hit also in
+ * sketches, so that a client pushed out of the table is never let through sooner; decrement,
+ * resetKey and get as MemoryStore has them).
+ *
+ * With `windows: 'aligned'`, counts go to a `Rate` (three sketches, whatever the number of
+ * clients), whose windows are aligned to the clock (see limits/windows.ts): `totalHits` is the
+ * client's count in the current window, `resetTime` that window's end. The rest of this comment
+ * is about that mode.
  *
  * A sketch cannot forget one key: its cells hold the counts of every key hashed to them, and
  * lowering them would lower those keys' counts too. So `resetKey` and `decrement` touch no cell.
@@ -26,12 +32,21 @@
  * When it is full, the oldest adjustment is forgotten: that key's count goes back up to its
  * estimate, stricter, never lower. Memory is the sketches and at most that many keys.
  */
-import { checkOptionNames, integerIn, typeError } from '../errors.js';
+import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { type LimitSketchOptions, Rate } from '../index.js';
+import { ClientWindows } from '../limits/client-windows.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 
 /** Options of `new ExpressRateLimitStore`: the sketch's, `maxAdjusted`, the rule, the clock. */
 export interface ExpressRateLimitStoreOptions extends Omit<LimitSketchOptions, 'shared'> {
+  /**
+   * 'client' (default): a client's window starts at its first hit, as with MemoryStore (see
+   * limits/client-windows.ts). 'aligned': windows aligned to the clock, the same for every client
+   * (the adjustments of the top comment).
+   */
+  windows?: 'client' | 'aligned';
+  /** Per-client windows: clients whose state is kept exactly. Default 8192. */
+  capacity?: number;
   /** Keys whose count resetKey or decrement adjusted, remembered per window. Default 10,000. */
   maxAdjusted?: number;
   /** Conservative update (tighter counts). Default true. */
@@ -55,7 +70,14 @@ export interface ClientRateLimitInfo {
   resetTime: Date;
 }
 
-const OPTION_NAMES = ['maxAdjusted', 'conservative', 'now', ...UNSHARED_SKETCH_OPTION_NAMES];
+const OPTION_NAMES = [
+  'windows',
+  'capacity',
+  'maxAdjusted',
+  'conservative',
+  'now',
+  ...UNSHARED_SKETCH_OPTION_NAMES,
+];
 
 /**
  * express-rate-limit's `store`, in fixed memory: the client's hits in sketches instead of a Map
@@ -64,9 +86,16 @@ const OPTION_NAMES = ['maxAdjusted', 'conservative', 'now', ...UNSHARED_SKETCH_O
 export class ExpressRateLimitStore {
   /** Counts live in this process (express-rate-limit's double-count check reads it). */
   readonly localKeys = true;
-  private readonly options: Omit<ExpressRateLimitStoreOptions, 'maxAdjusted'>;
+  private readonly options: Omit<
+    ExpressRateLimitStoreOptions,
+    'maxAdjusted' | 'windows' | 'capacity'
+  >;
   private readonly maxAdjusted: number;
+  private readonly windows: 'client' | 'aligned';
+  private readonly capacity: number | undefined;
   private counts: Rate | null = null;
+  /** Per-client windows (the default), made by init. */
+  private clients: ClientWindows | null = null;
   /** Offsets of the window starting at `adjustedStart` (see the top comment). */
   private readonly adjusted = new Map<string, number>();
   private adjustedStart = Number.NaN;
@@ -76,10 +105,26 @@ export class ExpressRateLimitStore {
       throw typeError('options', 'an object', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { maxAdjusted, ...rest } = options;
+    const { maxAdjusted, windows = 'client', capacity, ...rest } = options;
+    if (windows !== 'client' && windows !== 'aligned') {
+      throw rangeError('windows', "'client' or 'aligned'", windows);
+    }
+    this.windows = windows;
+    this.capacity = capacity;
     this.maxAdjusted = integerIn('maxAdjusted', maxAdjusted ?? 10_000, 0, 1 << 24);
     this.options = { conservative: true, ...rest };
     new Rate({ ...this.options, windowMs: 1000, width: 1, depth: 1 }); // validates the rest now
+    if (windows === 'client') this.makeClients(1000, 1); // and the capacity
+  }
+
+  private makeClients(windowMs: number, width?: number): ClientWindows {
+    const { conservative: _, ...sketch } = this.options;
+    return new ClientWindows({
+      ...sketch,
+      ...(width === undefined ? {} : { width, depth: 1 }),
+      ...(this.capacity === undefined ? {} : { capacity: this.capacity }),
+      windowMs,
+    });
   }
 
   /** Called by express-rate-limit with its options: the window comes from there. */
@@ -87,8 +132,22 @@ export class ExpressRateLimitStore {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
+    if (this.windows === 'client') {
+      this.clients = this.makeClients(options.windowMs);
+      return;
+    }
     this.counts = new Rate({ ...this.options, windowMs: options.windowMs });
     this.adjusted.clear();
+  }
+
+  private clientWindows(): ClientWindows | null {
+    if (this.windows === 'aligned') return null;
+    if (this.clients === null) {
+      throw new TypeError(
+        'ExpressRateLimitStore: init({ windowMs }) first (express-rate-limit calls it)',
+      );
+    }
+    return this.clients;
   }
 
   private rate(): Rate {
@@ -102,26 +161,51 @@ export class ExpressRateLimitStore {
 
   /** Counts a hit of `key`; its hits in the current window and when that window ends. */
   increment(key: string): ClientRateLimitInfo {
+    const clients = this.clientWindows();
+    if (clients !== null) {
+      const { current, ttl } = clients.hit(key, Number.POSITIVE_INFINITY);
+      return { totalHits: current, resetTime: new Date(clients.time + ttl) };
+    }
     const rate = this.rate();
     return this.info(rate, key, rate.observe(key));
   }
 
-  /** The same, without counting. */
-  get(key: string): ClientRateLimitInfo {
+  /**
+   * The same, without counting. Per-client windows: undefined for a client with nothing counted,
+   * as MemoryStore answers.
+   */
+  get(key: string): ClientRateLimitInfo | undefined {
+    const clients = this.clientWindows();
+    if (clients !== null) {
+      const state = clients.state(key);
+      return state === null
+        ? undefined
+        : { totalHits: state.current, resetTime: new Date(state.endsAt) };
+    }
     const rate = this.rate();
     return this.info(rate, key, rate.peek(key));
   }
 
-  /** Takes back one hit of `key` (see the top comment). */
+  /** Takes back one hit of `key` (per-client windows: ClientWindows.decrement; else the top comment). */
   decrement(key: string): void {
+    const clients = this.clientWindows();
+    if (clients !== null) {
+      clients.decrement(key);
+      return;
+    }
     const rate = this.rate();
     const estimate = rate.peek(key);
     const offset = this.offsetOf(rate, key);
     if (offset < estimate) this.adjust(key, offset + 1);
   }
 
-  /** `key` starts over (see the top comment); no other key's count moves. */
+  /** `key` starts over; no other key's count moves (aligned windows: see the top comment). */
   resetKey(key: string): void {
+    const clients = this.clientWindows();
+    if (clients !== null) {
+      clients.forget(key);
+      return;
+    }
     const rate = this.rate();
     const estimate = rate.peek(key);
     this.offsetOf(rate, key); // empties the map if the window turned
@@ -130,6 +214,11 @@ export class ExpressRateLimitStore {
 
   /** Every key starts over: new, empty sketches. */
   resetAll(): void {
+    const clients = this.clientWindows();
+    if (clients !== null) {
+      this.clients = this.makeClients(clients.windowMs);
+      return;
+    }
     const rate = this.rate();
     this.counts = new Rate({ ...this.options, windowMs: rate.windowMs });
     this.adjusted.clear();

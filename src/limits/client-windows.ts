@@ -76,12 +76,14 @@ const OPTION_NAMES = [
 ];
 
 const SLOTS_PER_BUCKET = 8;
+/** The start of a forgotten client's slot (resetKey): ended, and unlike any ended window. */
+const FORGOTTEN = Number.NEGATIVE_INFINITY;
 const HELD_WIDTH = 4096;
 const HELD_DEPTH = 4;
 const INV_2_32 = 1 / 4294967296;
 
-/** The latest "held until" time hashed to each cell; a key's is the least over its rows. */
-class HeldUntil {
+/** The latest time hashed to each cell; a key's is the least over its rows, never before its own. */
+class LatestTimes {
   private readonly cells = new Float64Array(HELD_WIDTH * HELD_DEPTH);
 
   raise(h1: number, h2: number, until: number): void {
@@ -120,7 +122,15 @@ export class ClientWindows {
   private readonly now: () => number;
   private readonly hasher: KeyHasher;
   private readonly backstop: Rate;
-  private readonly held = new HeldUntil();
+  /** Until when a client is held over the limit (continueExceeding, exponentialBackoff). */
+  private readonly held = new LatestTimes();
+  /**
+   * Until when a client the table had lost was sent a decrement: MemoryStore then holds a
+   * window of 0 requests from that moment, or a stale one, and which is not known.
+   */
+  private readonly unsure = new LatestTimes();
+  /** 1 for a bucket that has given a slot to another client: a client not in it may be known. */
+  private readonly evicted: Uint8Array;
   private readonly buckets: number;
   private readonly h1s: Int32Array;
   private readonly h2s: Int32Array;
@@ -130,6 +140,8 @@ export class ClientWindows {
   private readonly starts: Float64Array;
   /** Requests in the slot's window. */
   private readonly counts: Float64Array;
+  /** The clock's time at the last call. */
+  private lastTime = 0;
   /**
    * 1 for a slot whose client came back from the backstop with requests counted: its window
    * is not the peers' own but one that ends no sooner, so when it ends, the next one starts from
@@ -177,11 +189,22 @@ export class ClientWindows {
     this.starts = new Float64Array(this.capacity);
     this.counts = new Float64Array(this.capacity);
     this.uncertain = new Uint8Array(this.capacity);
+    this.evicted = new Uint8Array(this.buckets);
+  }
+
+  /** @internal The clock's time at the last `hit` (a store's resetTime is that plus the ttl). */
+  get time(): number {
+    return this.lastTime;
   }
 
   /** Bytes of process memory: the table, the held-until cells and the backstop's sketches. */
   get memoryBytes(): number {
-    return this.capacity * 26 + HELD_WIDTH * HELD_DEPTH * 8 + this.backstop.memoryBytes;
+    return (
+      this.capacity * 26 +
+      this.buckets +
+      2 * HELD_WIDTH * HELD_DEPTH * 8 +
+      this.backstop.memoryBytes
+    );
   }
 
   /**
@@ -190,6 +213,7 @@ export class ClientWindows {
    */
   hit(key: Key, max: number): ClientWindow {
     const time = readClock(this.now);
+    this.lastTime = time;
     const hasher = this.hasher;
     hasher.hash(key);
     const h1 = hasher.h1;
@@ -207,8 +231,9 @@ export class ClientWindows {
     } else {
       if (slot < 0) slot = this.take(h1, h2, time);
       ({ count, start } = this.fromBackstop(key, h1, h2, time, max));
-      // Nothing counted for it in two windows: the peers would start a new window too.
-      this.uncertain[slot] = count === 0 ? 0 : 1;
+      // Nothing counted for it in two windows, not held, no decrement in doubt: the peers have no
+      // window running for it (one that started with a request would show), and start one too.
+      this.uncertain[slot] = count === 0 && this.unsure.estimate(h1, h2) <= time ? 0 : 1;
       count += 1;
     }
     const extend = this.continueExceeding || this.exponentialBackoff;
@@ -248,6 +273,73 @@ export class ClientWindows {
   }
 
   /**
+   * Takes back one request of `key` (express-rate-limit's skipFailedRequests): its count goes
+   * down by 1, never below 0. A client not in the table with nothing counted starts a window of
+   * 0 requests now, as MemoryStore does; one with requests counted keeps them (stricter).
+   * TypeError for a key that is not one.
+   */
+  decrement(key: Key): void {
+    const time = readClock(this.now);
+    const hasher = this.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    const slot = this.find(h1, h2);
+    if (slot >= 0 && this.starts[slot] === FORGOTTEN) {
+      this.starts[slot] = time; // as for a client never seen: a window of 0 from now
+      return;
+    }
+    if (slot >= 0) {
+      // An ended window's count is not the next window's: nothing to take back from.
+      if (time < this.starts[slot] + this.windowMs && this.counts[slot] > 0) this.counts[slot]--;
+      return;
+    }
+    if (this.evicted[this.bucketOf(h1)] === 1) {
+      // The client may have been here: MemoryStore may hold a stale window or open a new one.
+      this.unsure.raise(h1, h2, time + this.windowMs);
+      return;
+    }
+    const taken = this.take(h1, h2, time); // never here: a window of 0 from now, as MemoryStore
+    this.starts[taken] = time;
+    this.counts[taken] = 0;
+  }
+
+  /** `key` starts over: its next request opens a new window (express-rate-limit's resetKey). */
+  forget(key: Key): void {
+    const time = readClock(this.now);
+    const hasher = this.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    let slot = this.find(h1, h2);
+    if (slot < 0) slot = this.take(h1, h2, time);
+    this.starts[slot] = FORGOTTEN; // ended, and certain: the next request counts 1
+    this.counts[slot] = 0;
+    this.uncertain[slot] = 0;
+  }
+
+  /**
+   * What the table holds for `key` (its count and when its window ends, which may be past), or
+   * for a client not in it, what the backstop counted over the last two aligned windows and a
+   * window from now; null for a client with nothing counted. TypeError for a key that is not one.
+   */
+  state(key: Key): { current: number; endsAt: number } | null {
+    const time = readClock(this.now);
+    const hasher = this.hasher;
+    hasher.hash(key);
+    const h1 = hasher.h1;
+    const h2 = hasher.h2;
+    const slot = this.find(h1, h2);
+    if (slot >= 0) {
+      const endsAt = this.starts[slot] + this.windowMs;
+      if (this.starts[slot] === FORGOTTEN) return null; // as MemoryStore after resetKey
+      return { current: this.counts[slot], endsAt };
+    }
+    const { count, start } = this.fromBackstop(key, h1, h2, time, Number.POSITIVE_INFINITY);
+    return count === 0 ? null : { current: count, endsAt: start + this.windowMs };
+  }
+
+  /**
    * What the table no longer holds for a client: a window starting now, or when it is held over
    * the limit, at the end of its hold less a window; its count, at least what the backstop
    * counted in the current and previous aligned windows (and over `max` while held).
@@ -269,7 +361,7 @@ export class ClientWindows {
 
   /** The slot holding (h1, h2), or -1. */
   private find(h1: number, h2: number): number {
-    const base = ((h1 >>> 0) % this.buckets) * SLOTS_PER_BUCKET;
+    const base = this.bucketOf(h1) * SLOTS_PER_BUCKET;
     for (let slot = base; slot < base + SLOTS_PER_BUCKET; slot++) {
       if (this.used[slot] === 1 && this.h1s[slot] === h1 && this.h2s[slot] === h2) return slot;
     }
@@ -277,8 +369,12 @@ export class ClientWindows {
   }
 
   /** A slot of the bucket for (h1, h2): a free one, else an ended window's, else the first to end. */
+  private bucketOf(h1: number): number {
+    return (h1 >>> 0) % this.buckets;
+  }
+
   private take(h1: number, h2: number, time: number): number {
-    const base = ((h1 >>> 0) % this.buckets) * SLOTS_PER_BUCKET;
+    const base = this.bucketOf(h1) * SLOTS_PER_BUCKET;
     let chosen = base;
     let ends = Number.POSITIVE_INFINITY;
     for (let slot = base; slot < base + SLOTS_PER_BUCKET; slot++) {
@@ -293,6 +389,7 @@ export class ClientWindows {
       }
       if (end <= time) break;
     }
+    if (this.used[chosen] === 1) this.evicted[this.bucketOf(h1)] = 1;
     this.used[chosen] = 1;
     this.uncertain[chosen] = 0;
     this.h1s[chosen] = h1;
