@@ -329,3 +329,88 @@ test("express-rate-limit's MemoryStore cases, reproduced with this store", () =>
   assert.equal(store.increment('one').totalHits, 1, 'resets the counts when the window ends');
   assert.equal(store.increment('two').totalHits, 1);
 });
+
+// express-rate-limit 8.6's middleware and header tests whose answers depend on the store
+// (test/library/middleware-test.ts, headers-test.ts), reproduced with this store: with windows
+// aligned to the clock they failed (a first request's reset was the time to the clock's window
+// end, not the window); with each client's own window they hold. The store's clock stands in
+// for Jest's fake timers.
+test("express-rate-limit's store-dependent middleware and header cases, reproduced with this store", async () => {
+  let offset = 0;
+  const now = () => Date.now() + offset;
+  const serve = async (limiters: ReturnType<typeof rateLimit>[]) => {
+    const server = express();
+    for (const limiter of limiters) server.use(limiter);
+    server.get('/', (_req, res) => {
+      res.send('Hi there!');
+    });
+    return listen(server);
+  };
+  const store = () => new ExpressRateLimitStore({ now });
+
+  // "should (eventually) accept new connections from a blocked IP", "should work repeatedly"
+  let served = await serve([rateLimit({ limit: 2, windowMs: 50, store: store() })]);
+  try {
+    const statuses: number[] = [];
+    for (const advance of [0, 0, 0, 60, 0, 0, 60]) {
+      offset += advance;
+      statuses.push((await fetch(`${served.url}/`)).status);
+    }
+    assert.deepEqual(statuses, [200, 200, 429, 200, 200, 429, 200]);
+  } finally {
+    served.server.close();
+  }
+
+  // "should send correct `ratelimit-*` headers for the standard headers draft 6" and draft 7;
+  // the middleware reads the real clock for the fields, so the store's is real again.
+  offset = 0;
+  served = await serve([
+    rateLimit({ windowMs: 60_000, limit: 5, standardHeaders: true, store: store() }),
+  ]);
+  try {
+    const response = await fetch(`${served.url}/`);
+    assert.equal(response.headers.get('ratelimit-policy'), '5;w=60');
+    assert.equal(response.headers.get('ratelimit-remaining'), '4');
+    assert.equal(response.headers.get('ratelimit-reset'), '60');
+  } finally {
+    served.server.close();
+  }
+  served = await serve([
+    rateLimit({ windowMs: 60_000, limit: 5, standardHeaders: 'draft-7', store: store() }),
+  ]);
+  try {
+    const response = await fetch(`${served.url}/`);
+    assert.equal(response.headers.get('ratelimit'), 'limit=5, remaining=4, reset=60');
+  } finally {
+    served.server.close();
+  }
+
+  // "should send multiple headers correctly for the standard draft 8"
+  const windows = [5_000, 60_000, 3_600_000, 86_400_000, 172_800_000];
+  served = await serve(
+    windows.map((windowMs, i) =>
+      rateLimit({
+        windowMs,
+        limit: [1, 5, 6, 7, 8][i],
+        standardHeaders: 'draft-8',
+        keyGenerator: () => 'foo',
+        store: store(),
+      }),
+    ),
+  );
+  try {
+    const response = await fetch(`${served.url}/`);
+    assert.equal(
+      response.headers.get('ratelimit'),
+      [
+        '"1-in-5sec"; r=0; t=5',
+        '"5-in-1min"; r=4; t=60',
+        '"6-in-1hr"; r=5; t=3600',
+        '"7-in-1day"; r=6; t=86400',
+        '"8-in-2days"; r=7; t=172800',
+      ].join(', '),
+    );
+  } finally {
+    served.server.close();
+  }
+});
