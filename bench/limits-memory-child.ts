@@ -12,6 +12,7 @@
  */
 import { MemoryStore } from 'express-rate-limit';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { ExpressRateLimitStore } from '../src/http/index.js';
 import { RateLimiter } from '../src/index.js';
 import { Prng } from './prng.js';
 import { ipKeys, KEY_COUNT, SEED } from './workload.js';
@@ -21,6 +22,7 @@ const LIMITER_MEMORY_CASES = [
   'hotcount RateLimiter',
   'rate-limiter-flexible RateLimiterMemory',
   'express-rate-limit MemoryStore',
+  'hotcount ExpressRateLimitStore',
 ] as const;
 export type LimiterMemoryCase = (typeof LIMITER_MEMORY_CASES)[number];
 
@@ -61,6 +63,14 @@ function create(which: LimiterMemoryCase): Limiter | null {
       const store = new MemoryStore();
       store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
       return { check: async (key) => (await store.increment(key)).totalHits, memoryBytes: 0 };
+    }
+    case 'hotcount ExpressRateLimitStore': {
+      const store = new ExpressRateLimitStore();
+      store.init({ windowMs: WINDOW_MS });
+      return {
+        check: async (key) => (await store.increment(key)).totalHits,
+        memoryBytes: store.memoryBytes,
+      };
     }
   }
 }

@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { MemoryStore } from 'express-rate-limit';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { ExpressRateLimitStore } from '../src/http/index.js';
 import { CountMinSketch, Inflight, RateLimiter } from '../src/index.js';
 import type { LimiterMemoryCase, LimiterMemorySample } from './limits-memory-child.js';
 import {
@@ -94,6 +95,10 @@ function peers(keys: string[], events: Int32Array) {
   const flexible = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
   const store = new MemoryStore();
   store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
+  // The drop-in store in MemoryStore's place (issue 24: per-client windows), awaited as the
+  // middleware awaits a store.
+  const dropIn = new ExpressRateLimitStore();
+  dropIn.init({ windowMs: WINDOW_MS });
   const competitors: AsyncCompetitor[] = [
     {
       name: 'RateLimiterMemory.consume',
@@ -102,6 +107,10 @@ function peers(keys: string[], events: Int32Array) {
     {
       name: 'MemoryStore.increment',
       run: timedAwaited(keys, events, async (k) => (await store.increment(k)).totalHits),
+    },
+    {
+      name: 'ExpressRateLimitStore.increment',
+      run: timedAwaited(keys, events, async (k) => (await dropIn.increment(k)).totalHits),
     },
   ];
   return { competitors, close: () => store.shutdown() };
@@ -195,6 +204,13 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
     ]),
     ratioRow(
       rounds,
+      "24.1 ExpressRateLimitStore.increment (per-client windows, awaited) vs express-rate-limit's MemoryStore.increment (awaited), 1M distinct client addresses",
+      'ExpressRateLimitStore.increment',
+      'MemoryStore.increment',
+      null,
+    ),
+    ratioRow(
+      rounds,
       '11.6 Inflight acquire + release vs one sketch.increment',
       'Inflight acquire + release',
       'sketch.increment',
@@ -282,6 +298,7 @@ const MEMORY_CASES: readonly LimiterMemoryCase[] = [
   'hotcount RateLimiter',
   'rate-limiter-flexible RateLimiterMemory',
   'express-rate-limit MemoryStore',
+  'hotcount ExpressRateLimitStore',
 ];
 
 /** Heap and external growth over 1M clients, one fresh child per case and round. */
@@ -328,6 +345,12 @@ function memoryCase(options: BenchOptions): Row[] {
     {
       case: '11.3 memory: express-rate-limit MemoryStore over 1M distinct clients',
       measured: describe('express-rate-limit MemoryStore'),
+      target: 'report only',
+      met: null,
+    },
+    {
+      case: `24.2 memory: hotcount ExpressRateLimitStore (per-client windows) over 1M distinct clients (memoryBytes ${formatBytes(samples.get('hotcount ExpressRateLimitStore')?.[0]?.memoryBytes ?? 0)})`,
+      measured: describe('hotcount ExpressRateLimitStore'),
       target: 'report only',
       met: null,
     },

@@ -127,6 +127,12 @@ export class ExpressRateLimitStore {
     });
   }
 
+  /** Bytes of process memory it counts in (0 before init): fixed, whatever the clients. */
+  get memoryBytes(): number {
+    if (this.clients !== null) return this.clients.memoryBytes;
+    return this.counts?.memoryBytes ?? 0;
+  }
+
   /** Called by express-rate-limit with its options: the window comes from there. */
   init(options: InitOptions): void {
     if (options === null || typeof options !== 'object') {

@@ -20,6 +20,7 @@
 import { checkOptionNames, rangeError, typeError } from '../errors.js';
 import { type LimitSketchOptions, Rate } from '../index.js';
 import { ClientWindows } from '../limits/client-windows.js';
+import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 
 /** How a store answers @fastify/rate-limit: an error, or the client's count and time left. */
 export type FastifyStoreCallback = (
@@ -51,16 +52,7 @@ export interface FastifyStoreOptions extends Omit<LimitSketchOptions, 'shared'> 
   capacity?: number;
 }
 
-const STORE_OPTION_NAMES = [
-  'windows',
-  'capacity',
-  'width',
-  'depth',
-  'epsilon',
-  'delta',
-  'secret',
-  'engine',
-];
+const STORE_OPTION_NAMES = ['windows', 'capacity', ...UNSHARED_SKETCH_OPTION_NAMES];
 
 /**
  * @fastify/rate-limit's `store`, in fixed memory (see the top comment). The plugin constructs

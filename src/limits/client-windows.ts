@@ -32,7 +32,7 @@
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { type Key, KeyHasher } from '../hash/key-hasher.js';
 import { copySecret, hashKeyWords, randomSecret } from '../hash/secret.js';
-import type { LimitSketchOptions } from './options.js';
+import { type LimitSketchOptions, UNSHARED_SKETCH_OPTION_NAMES } from './options.js';
 import { checkWindowMs, Rate } from './rate.js';
 import { checkClock, readClock } from './windows.js';
 
@@ -67,12 +67,7 @@ const OPTION_NAMES = [
   'exponentialBackoff',
   'capacity',
   'now',
-  'width',
-  'depth',
-  'epsilon',
-  'delta',
-  'secret',
-  'engine',
+  ...UNSHARED_SKETCH_OPTION_NAMES,
 ];
 
 const SLOTS_PER_BUCKET = 8;
@@ -192,7 +187,7 @@ export class ClientWindows {
     this.evicted = new Uint8Array(this.buckets);
   }
 
-  /** @internal The clock's time at the last `hit` (a store's resetTime is that plus the ttl). */
+  /** @internal The clock's time at the last call (a store's resetTime is that plus the ttl). */
   get time(): number {
     return this.lastTime;
   }
@@ -212,12 +207,8 @@ export class ClientWindows {
    * client's count and the time left. TypeError for a key that is not one.
    */
   hit(key: Key, max: number): ClientWindow {
-    const time = readClock(this.now);
-    this.lastTime = time;
-    const hasher = this.hasher;
-    hasher.hash(key);
-    const h1 = hasher.h1;
-    const h2 = hasher.h2;
+    const time = this.begin(key);
+    const { h1, h2 } = this.hasher;
     const windowMs = this.windowMs;
     let slot = this.find(h1, h2);
     let count: number;
@@ -257,11 +248,8 @@ export class ClientWindows {
    * with no window running. TypeError for a key that is not one.
    */
   read(key: Key, max: number): ClientWindow {
-    const time = readClock(this.now);
-    const hasher = this.hasher;
-    hasher.hash(key);
-    const h1 = hasher.h1;
-    const h2 = hasher.h2;
+    const time = this.begin(key);
+    const { h1, h2 } = this.hasher;
     const slot = this.find(h1, h2);
     if (slot >= 0 && time < this.starts[slot] + this.windowMs) {
       return { current: this.counts[slot], ttl: this.starts[slot] + this.windowMs - time };
@@ -279,11 +267,8 @@ export class ClientWindows {
    * TypeError for a key that is not one.
    */
   decrement(key: Key): void {
-    const time = readClock(this.now);
-    const hasher = this.hasher;
-    hasher.hash(key);
-    const h1 = hasher.h1;
-    const h2 = hasher.h2;
+    const time = this.begin(key);
+    const { h1, h2 } = this.hasher;
     const slot = this.find(h1, h2);
     if (slot >= 0 && this.starts[slot] === FORGOTTEN) {
       this.starts[slot] = time; // as for a client never seen: a window of 0 from now
@@ -306,11 +291,8 @@ export class ClientWindows {
 
   /** `key` starts over: its next request opens a new window (express-rate-limit's resetKey). */
   forget(key: Key): void {
-    const time = readClock(this.now);
-    const hasher = this.hasher;
-    hasher.hash(key);
-    const h1 = hasher.h1;
-    const h2 = hasher.h2;
+    const time = this.begin(key);
+    const { h1, h2 } = this.hasher;
     let slot = this.find(h1, h2);
     if (slot < 0) slot = this.take(h1, h2, time);
     this.starts[slot] = FORGOTTEN; // ended, and certain: the next request counts 1
@@ -324,11 +306,8 @@ export class ClientWindows {
    * window from now; null for a client with nothing counted. TypeError for a key that is not one.
    */
   state(key: Key): { current: number; endsAt: number } | null {
-    const time = readClock(this.now);
-    const hasher = this.hasher;
-    hasher.hash(key);
-    const h1 = hasher.h1;
-    const h2 = hasher.h2;
+    const time = this.begin(key);
+    const { h1, h2 } = this.hasher;
     const slot = this.find(h1, h2);
     if (slot >= 0) {
       const endsAt = this.starts[slot] + this.windowMs;
@@ -357,6 +336,14 @@ export class ClientWindows {
       return { count: Math.max(previous + current, max + 1), start: heldUntil - this.windowMs };
     }
     return { count: previous + current, start: time };
+  }
+
+  /** Reads the clock (kept for `time`) and hashes `key` into the hasher's h1 and h2. */
+  private begin(key: Key): number {
+    const time = readClock(this.now);
+    this.lastTime = time;
+    this.hasher.hash(key);
+    return time;
   }
 
   /** The slot holding (h1, h2), or -1. */
