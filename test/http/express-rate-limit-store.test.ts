@@ -361,9 +361,24 @@ test("express-rate-limit's store-dependent middleware and header cases, reproduc
     served.server.close();
   }
 
-  // "should send correct `ratelimit-*` headers for the standard headers draft 6" and draft 7;
-  // the middleware reads the real clock for the fields, so the store's is real again.
+  // "should send correct `x-ratelimit-limit`, `x-ratelimit-remaining`, and `x-ratelimit-reset`
+  // headers"; the middleware reads the real clock for the fields, so the store's is real again.
   offset = 0;
+  served = await serve([
+    rateLimit({ windowMs: 60_000, limit: 5, legacyHeaders: true, store: store() }),
+  ]);
+  try {
+    const expected = Math.ceil((Date.now() + 60_000) / 1000);
+    const response = await fetch(`${served.url}/`);
+    assert.equal(response.headers.get('x-ratelimit-limit'), '5');
+    assert.equal(response.headers.get('x-ratelimit-remaining'), '4');
+    const reset = Number(response.headers.get('x-ratelimit-reset'));
+    assert.ok(reset >= expected - 1 && reset <= expected + 1, `${reset} against ${expected}`);
+  } finally {
+    served.server.close();
+  }
+
+  // "should send correct `ratelimit-*` headers for the standard headers draft 6" and draft 7
   served = await serve([
     rateLimit({ windowMs: 60_000, limit: 5, standardHeaders: true, store: store() }),
   ]);
