@@ -23,8 +23,14 @@
  * ends no sooner. A client held over the limit by continueExceeding or exponentialBackoff also
  * raises its "held until" time in a small max sketch (f64 cells keep the latest time hashed to
  * them; a time in the past means nothing, so nothing needs clearing), which keeps it held
- * through an eviction. Without evictions every answer is exactly the peers'; with them, a
- * client is never let through sooner than with the peers' stores.
+ * through an eviction. A client that came back this way is marked uncertain: its window is not
+ * the peers' own but one that ends no sooner, so its next windows start from the backstop too
+ * (a reset to 1 at the end of ours could fall inside the peers' next window). A decrement for a
+ * client a full bucket lost raises an "unsure until" time in a second max sketch, since
+ * MemoryStore then holds a stale window for it or opens a new one of 0 requests, and which is
+ * not known. Without evictions every answer is exactly the peers'; with them, a client is never
+ * let through sooner than with the peers' stores (property tests check both against models of
+ * the peers' algorithms).
  *
  * Two clients whose keyed 64-bit hashes are equal would share a slot: with n clients in the
  * table, about n^2 / 2^65 (2^-35 for 4096), and the secret keeps anyone from choosing them.
@@ -192,7 +198,7 @@ export class ClientWindows {
     return this.lastTime;
   }
 
-  /** Bytes of process memory: the table, the held-until cells and the backstop's sketches. */
+  /** Bytes of process memory: the table, the two max sketches and the backstop's sketches. */
   get memoryBytes(): number {
     return (
       this.capacity * 26 +
