@@ -81,19 +81,23 @@ function both(windowMs: number, rule: string, capacity: number) {
     now: () => time,
   });
   const model = new Model(windowMs, continueExceeding, exponentialBackoff);
-  return { windows, model, advance: (ms: number) => (time += ms), now: () => time };
+  /** One step of a script, after its time: hotcount's answer and LocalStore's. */
+  const apply = (step: { read: boolean; key: number; after: number }, max: number) => {
+    time += step.after;
+    const key = String(step.key);
+    const ours = step.read ? windows.read(key, max) : windows.hit(key, max);
+    const theirs = step.read ? model.read(step.key, time) : model.hit(step.key, time, max);
+    return { ours, theirs };
+  };
+  return { windows, model, apply, advance: (ms: number) => (time += ms), now: () => time };
 }
 
 test('while the table holds every client: the same count and ttl as LocalStore, call for call', () => {
   fc.assert(
     fc.property(setup, steps, ({ windowMs, max, rule }, script) => {
-      const { windows, model, advance, now } = both(windowMs, rule, 1 << 16);
+      const { apply } = both(windowMs, rule, 1 << 16);
       for (const step of script) {
-        advance(step.after);
-        const ours = step.read
-          ? windows.read(String(step.key), max)
-          : windows.hit(String(step.key), max);
-        const theirs = step.read ? model.read(step.key, now()) : model.hit(step.key, now(), max);
+        const { ours, theirs } = apply(step, max);
         assert.deepEqual(ours, theirs, JSON.stringify(step));
       }
     }),
@@ -119,13 +123,9 @@ const crowdedSetup = fc.record({
 test('with clients pushing each other out of a table of 8: never a request let through that LocalStore refuses, never a count under its own (up to max + 1)', () => {
   fc.assert(
     fc.property(crowdedSetup, crowded, ({ windowMs, max, rule }, script) => {
-      const { windows, model, advance, now } = both(windowMs, rule, 8);
+      const { apply } = both(windowMs, rule, 8);
       for (const step of script) {
-        advance(step.after);
-        const ours = step.read
-          ? windows.read(String(step.key), max)
-          : windows.hit(String(step.key), max);
-        const theirs = step.read ? model.read(step.key, now()) : model.hit(step.key, now(), max);
+        const { ours, theirs } = apply(step, max);
         const what = `${JSON.stringify(step)}: ours ${JSON.stringify(ours)}, LocalStore ${JSON.stringify(theirs)}`;
         assert.ok(ours.current >= Math.min(theirs.current, max + 1), what);
         if (theirs.current > max) assert.ok(ours.current > max, what);
