@@ -301,9 +301,9 @@ export class SharedCounters implements Counters {
 
   /**
    * Adds each cell of `from` (a thread's private delta, see CountMinSketch's `foldEvery`) into
-   * the same cell here, and zeroes it there. Each add is the saturating CAS of `add`, so folds
-   * from several threads and direct updates never lose one another; one loop, with no call per
-   * cell, since a fold walks every cell of the sketch.
+   * the same cell here; the caller clears the delta after. Each add is the saturating CAS of
+   * `add`, so folds from several threads and direct updates never lose one another; one loop,
+   * with no call per cell, since a fold walks every cell of the sketch.
    */
   foldFrom(from: Int32Array): void {
     const cells = this.cells;
@@ -311,7 +311,6 @@ export class SharedCounters implements Counters {
     for (let i = 0; i < from.length; i++) {
       const delta = from[i];
       if (delta === 0) continue;
-      from[i] = 0;
       let value = Atomics.load(cells, i);
       for (;;) {
         if (value === SATURATED || value === -SATURATED) break;
