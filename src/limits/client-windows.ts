@@ -36,8 +36,8 @@
  * table, about n^2 / 2^65 (2^-35 for 4096), and the secret keeps anyone from choosing them.
  */
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
-import { type Key, KeyHasher } from '../hash/key-hasher.js';
-import { copySecret, hashKeyWords, randomSecret } from '../hash/secret.js';
+import type { Key } from '../hash/key-hasher.js';
+import type { SketchHasher } from '../sketch/count-min.js';
 import { type LimitSketchOptions, UNSHARED_SKETCH_OPTION_NAMES } from './options.js';
 import { checkWindowMs, Rate } from './rate.js';
 import { checkClock, readClock } from './windows.js';
@@ -90,8 +90,7 @@ class LatestTimes {
   raise(h1: number, h2: number, until: number): void {
     const cells = this.cells;
     for (let row = 0; row < HELD_DEPTH; row++) {
-      const cell =
-        row * HELD_WIDTH + ((((h1 + Math.imul(row, h2)) >>> 0) * HELD_WIDTH * INV_2_32) | 0);
+      const cell = cellOf(h1, h2, row);
       if (cells[cell] < until) cells[cell] = until;
     }
   }
@@ -101,12 +100,16 @@ class LatestTimes {
     const cells = this.cells;
     let least = Number.POSITIVE_INFINITY;
     for (let row = 0; row < HELD_DEPTH; row++) {
-      const cell =
-        row * HELD_WIDTH + ((((h1 + Math.imul(row, h2)) >>> 0) * HELD_WIDTH * INV_2_32) | 0);
+      const cell = cellOf(h1, h2, row);
       if (cells[cell] < least) least = cells[cell];
     }
     return least;
   }
+}
+
+/** The cell of the key hashed to (h1, h2) in `row`, as a Count-Min sketch's columns are found. */
+function cellOf(h1: number, h2: number, row: number): number {
+  return row * HELD_WIDTH + ((((h1 + Math.imul(row, h2)) >>> 0) * HELD_WIDTH * INV_2_32) | 0);
 }
 
 /**
@@ -121,7 +124,8 @@ export class ClientWindows {
   private readonly continueExceeding: boolean;
   private readonly exponentialBackoff: boolean;
   private readonly now: () => number;
-  private readonly hasher: KeyHasher;
+  /** The backstop's hasher: one hash of a key serves the table and the backstop. */
+  private readonly hasher: SketchHasher;
   private readonly backstop: Rate;
   /** Until when a client is held over the limit (continueExceeding, exponentialBackoff). */
   private readonly held = new LatestTimes();
@@ -174,16 +178,13 @@ export class ClientWindows {
     this.exponentialBackoff = exponentialBackoff;
     const clock = checkClock(options.now);
     this.now = options.now === undefined ? () => Date.now() : clock;
-    const secret =
-      options.secret === undefined ? randomSecret() : copySecret(options.secret, 'secret');
-    const [k0, k1] = hashKeyWords(secret);
-    this.hasher = new KeyHasher(k0, k1);
-    const { width, depth, epsilon, delta, engine } = options;
+    const { width, depth, epsilon, delta, engine, secret } = options;
     const sketch = { width, depth, epsilon, delta, engine, secret };
     // The backstop's windows must cover a client's window: one of 2^53 ms or more holds every
     // clock time there is, so the longest aligned window (2^53 - 1 ms) covers it as well.
     const backstopMs = Math.min(Math.ceil(windowMs), Number.MAX_SAFE_INTEGER);
     this.backstop = new Rate({ windowMs: checkWindowMs(backstopMs), ...sketch, now: this.now });
+    this.hasher = this.backstop.hasher;
     this.h1s = new Int32Array(this.capacity);
     this.h2s = new Int32Array(this.capacity);
     this.used = new Uint8Array(this.capacity);
@@ -227,7 +228,7 @@ export class ClientWindows {
       start = time;
     } else {
       if (slot < 0) slot = this.take(h1, h2, time);
-      ({ count, start } = this.fromBackstop(key, h1, h2, time, max));
+      ({ count, start } = this.fromBackstop(h1, h2, time, max));
       // Nothing counted for it in two windows, not held, no decrement in doubt: the peers have no
       // window running for it (one that started with a request would show), and start one too.
       this.uncertain[slot] = count === 0 && this.unsure.estimate(h1, h2) <= time ? 0 : 1;
@@ -240,7 +241,7 @@ export class ClientWindows {
     }
     this.starts[slot] = start;
     this.counts[slot] = count;
-    this.backstop.observe(key);
+    this.backstop.observeHash(h1, h2, 1);
     if (count > max && this.continueExceeding) return { current: count, ttl: windowMs };
     if (count > max && this.exponentialBackoff) {
       const ttl = windowMs * 2 ** (count - max - 1);
@@ -261,7 +262,7 @@ export class ClientWindows {
       return { current: this.counts[slot], ttl: this.starts[slot] + this.windowMs - time };
     }
     if (slot >= 0 && this.uncertain[slot] === 0) return { current: 0, ttl: 0 };
-    const { count, start } = this.fromBackstop(key, h1, h2, time, max);
+    const { count, start } = this.fromBackstop(h1, h2, time, max);
     if (count === 0) return { current: 0, ttl: 0 };
     return { current: count, ttl: start + this.windowMs - time };
   }
@@ -320,7 +321,7 @@ export class ClientWindows {
       if (this.starts[slot] === FORGOTTEN) return null; // as MemoryStore after resetKey
       return { current: this.counts[slot], endsAt };
     }
-    const { count, start } = this.fromBackstop(key, h1, h2, time, Number.POSITIVE_INFINITY);
+    const { count, start } = this.fromBackstop(h1, h2, time, Number.POSITIVE_INFINITY);
     return count === 0 ? null : { current: count, endsAt: start + this.windowMs };
   }
 
@@ -330,18 +331,17 @@ export class ClientWindows {
    * counted in the current and previous aligned windows (and over `max` while held).
    */
   private fromBackstop(
-    key: Key,
     h1: number,
     h2: number,
     time: number,
     max: number,
   ): { count: number; start: number } {
-    const { previous, current } = this.backstop.components(key);
+    const recent = this.backstop.recentHash(h1, h2);
     const heldUntil = this.held.estimate(h1, h2);
     if (heldUntil > time) {
-      return { count: Math.max(previous + current, max + 1), start: heldUntil - this.windowMs };
+      return { count: Math.max(recent, max + 1), start: heldUntil - this.windowMs };
     }
-    return { count: previous + current, start: time };
+    return { count: recent, start: time };
   }
 
   /** Reads the clock (kept for `time`) and hashes `key` into the hasher's h1 and h2. */

@@ -14,7 +14,7 @@
  */
 import { checkOptionNames, integerIn } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import type { EngineName } from '../sketch/count-min.js';
+import type { EngineName, SketchHasher } from '../sketch/count-min.js';
 import {
   checkCount,
   checkOptions,
@@ -124,6 +124,28 @@ export class Rate {
     const windows = this.windows;
     windows.advance();
     return windows.current.increment(key, events);
+  }
+
+  /**
+   * @internal The windows' hasher (one secret for the three sketches): a caller that keeps
+   * state of its own beside this Rate hashes a key once with it, then counts by the hash.
+   */
+  get hasher(): SketchHasher {
+    return this.windows.hasher;
+  }
+
+  /** @internal `observe(key, events)` for the key hashed to (h1, h2), `events` checked. */
+  observeHash(h1: number, h2: number, events: number): number {
+    const windows = this.windows;
+    windows.advance();
+    return windows.current.incrementHash(h1, h2, events);
+  }
+
+  /** @internal The key's counts in the previous and current windows, added, by hash. */
+  recentHash(h1: number, h2: number): number {
+    const windows = this.windows;
+    windows.advance();
+    return windows.previousEstimate(h1, h2) + windows.current.estimateHash(h1, h2);
   }
 
   /** The key's count in the current window, without adding. */
