@@ -32,9 +32,9 @@
  * When it is full, the oldest adjustment is forgotten: that key's count goes back up to its
  * estimate, stricter, never lower. Memory is the sketches and at most that many keys.
  */
-import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
+import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import { type LimitSketchOptions, Rate } from '../index.js';
-import { ClientWindows } from '../limits/client-windows.js';
+import { ClientWindows, checkStoreWindows } from '../limits/client-windows.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 
 /** Options of `new ExpressRateLimitStore`: the sketch's, `maxAdjusted`, the rule, the clock. */
@@ -105,23 +105,18 @@ export class ExpressRateLimitStore {
       throw typeError('options', 'an object', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const { maxAdjusted, windows = 'client', capacity, ...rest } = options;
-    if (windows !== 'client' && windows !== 'aligned') {
-      throw rangeError('windows', "'client' or 'aligned'", windows);
-    }
-    this.windows = windows;
+    const { maxAdjusted, windows, capacity, ...rest } = options;
+    this.windows = checkStoreWindows(windows, capacity);
     this.capacity = capacity;
     this.maxAdjusted = integerIn('maxAdjusted', maxAdjusted ?? 10_000, 0, 1 << 24);
     this.options = { conservative: true, ...rest };
     new Rate({ ...this.options, windowMs: 1000, width: 1, depth: 1 }); // validates the rest now
-    if (windows === 'client') this.makeClients(1000, 1); // and the capacity
   }
 
-  private makeClients(windowMs: number, width?: number): ClientWindows {
+  private makeClients(windowMs: number): ClientWindows {
     const { conservative: _, ...sketch } = this.options;
     return new ClientWindows({
       ...sketch,
-      ...(width === undefined ? {} : { width, depth: 1 }),
       ...(this.capacity === undefined ? {} : { capacity: this.capacity }),
       windowMs,
     });

@@ -19,7 +19,7 @@
  */
 import { checkOptionNames, rangeError, typeError } from '../errors.js';
 import { type LimitSketchOptions, Rate } from '../index.js';
-import { ClientWindows } from '../limits/client-windows.js';
+import { ClientWindows, checkStoreWindows } from '../limits/client-windows.js';
 import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
 
 /** How a store answers @fastify/rate-limit: an error, or the client's count and time left. */
@@ -162,17 +162,13 @@ export class FastifyRateLimitStore {
   }
 }
 
-/** Checks the options of `with` by making what they make, small, once. */
+/** The options of `with`, checked: windows, capacity, the sketches' (one made, small). */
 function checkStoreOptions(options: FastifyStoreOptions): void {
   if (options === null || typeof options !== 'object') {
     throw typeError('options', 'an object', options);
   }
   checkOptionNames('options', options, STORE_OPTION_NAMES);
-  const { windows = 'client', capacity, ...sketch } = options;
-  if (windows !== 'client' && windows !== 'aligned') {
-    throw rangeError('windows', "'client' or 'aligned'", windows);
-  }
-  const small = { ...sketch, width: 1, depth: 1, windowMs: 1000 };
-  if (windows === 'aligned') new Rate(small);
-  else new ClientWindows({ ...small, ...(capacity === undefined ? {} : { capacity }) });
+  const { windows, capacity, ...sketch } = options;
+  checkStoreWindows(windows, capacity);
+  new Rate({ ...sketch, width: 1, depth: 1, windowMs: 1000 }); // the sketches' options
 }

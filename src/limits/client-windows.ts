@@ -77,6 +77,8 @@ const OPTION_NAMES = [
 ];
 
 const SLOTS_PER_BUCKET = 8;
+/** The most clients a table may hold: keeps a configuration typo from allocating gigabytes. */
+const MAX_CAPACITY = 2 ** 24;
 /** The start of a forgotten client's slot (resetKey): ended, and unlike any ended window. */
 const FORGOTTEN = Number.NEGATIVE_INFINITY;
 const HELD_WIDTH = 4096;
@@ -110,6 +112,19 @@ class LatestTimes {
 /** The cell of the key hashed to (h1, h2) in `row`, as a Count-Min sketch's columns are found. */
 function cellOf(h1: number, h2: number, row: number): number {
   return row * HELD_WIDTH + ((((h1 + Math.imul(row, h2)) >>> 0) * HELD_WIDTH * INV_2_32) | 0);
+}
+
+/**
+ * The windows a drop-in store counts in, checked: 'client' (ClientWindows, the default) or
+ * 'aligned' (a Rate), and the table's capacity if given. RangeError or TypeError naming the
+ * option; nothing is allocated to check them.
+ */
+export function checkStoreWindows(windows: unknown, capacity: unknown): 'client' | 'aligned' {
+  if (windows !== undefined && windows !== 'client' && windows !== 'aligned') {
+    throw rangeError('windows', "'client' or 'aligned'", windows);
+  }
+  if (capacity !== undefined) integerIn('capacity', capacity, 1, MAX_CAPACITY);
+  return windows ?? 'client';
 }
 
 /**
@@ -172,7 +187,7 @@ export class ClientWindows {
       throw rangeError('windowMs', 'a finite number of milliseconds >= 1', windowMs);
     }
     this.windowMs = windowMs;
-    this.buckets = Math.ceil(integerIn('capacity', capacity, 1, 2 ** 24) / SLOTS_PER_BUCKET);
+    this.buckets = Math.ceil(integerIn('capacity', capacity, 1, MAX_CAPACITY) / SLOTS_PER_BUCKET);
     this.capacity = this.buckets * SLOTS_PER_BUCKET;
     this.continueExceeding = continueExceeding;
     this.exponentialBackoff = exponentialBackoff;
