@@ -162,6 +162,16 @@ test('bad options are refused, naming the option; no window before init', () => 
     name: 'TypeError',
     message: /shared/,
   });
+  assert.throws(() => new ExpressRateLimitStore({ windows: 'sliding' as never }), {
+    name: 'RangeError',
+    message: /windows/,
+  });
+  for (const capacity of [0, 1.5, 2 ** 24 + 1]) {
+    assert.throws(() => new ExpressRateLimitStore({ capacity }), {
+      name: 'RangeError',
+      message: /capacity/,
+    });
+  }
   const store = new ExpressRateLimitStore();
   assert.throws(() => store.increment('a'), { name: 'TypeError', message: /init/ });
   assert.throws(() => store.init({ windowMs: 0 }), { name: 'RangeError', message: /windowMs/ });

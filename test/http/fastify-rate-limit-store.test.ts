@@ -86,6 +86,10 @@ test('options it cannot honour are refused, not ignored', async () => {
     name: 'RangeError',
     message: /windows/,
   });
+  assert.throws(() => FastifyRateLimitStore.with({ capacity: 0 }), {
+    name: 'RangeError',
+    message: /capacity/,
+  });
   assert.throws(() => FastifyRateLimitStore.with({ widht: 10 } as never), {
     name: 'TypeError',
     message: /widht is not an option/,
