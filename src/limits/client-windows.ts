@@ -28,7 +28,8 @@
  * (a reset to 1 at the end of ours could fall inside the peers' next window). A decrement for a
  * client a full bucket lost raises an "unsure until" time in a second max sketch, since
  * MemoryStore then holds a stale window for it or opens a new one of 0 requests, and which is
- * not known. Without evictions every answer is exactly the peers'; with them, a client is never
+ * not known; so does a window of 0 requests pushed out of the table, which the backstop cannot
+ * show. Without evictions every answer is exactly the peers'; with them, a client is never
  * let through sooner than with the peers' stores (property tests check both against models of
  * the peers' algorithms).
  *
@@ -397,7 +398,16 @@ export class ClientWindows {
       }
       if (end <= time) break;
     }
-    if (this.used[chosen] === 1) this.evicted[this.bucketOf(h1)] = 1;
+    if (this.used[chosen] === 1) {
+      this.evicted[this.bucketOf(h1)] = 1;
+      // A window still running with no request in it (a decrement opened it) leaves no trace in
+      // the backstop: its client would come back as one never seen, and start a window later
+      // than MemoryStore's. Remembered as a decrement in doubt is.
+      const end = this.starts[chosen] + this.windowMs;
+      if (this.counts[chosen] === 0 && end > time) {
+        this.unsure.raise(this.h1s[chosen], this.h2s[chosen], end);
+      }
+    }
     this.used[chosen] = 1;
     this.uncertain[chosen] = 0;
     this.h1s[chosen] = h1;
