@@ -174,7 +174,9 @@ export class SharedCounters implements Counters {
     header[W_DEPTH] = depth;
     header[W_FLAGS] = conservative ? FLAG_CONSERVATIVE : 0;
     new Uint8Array(buffer, W_FINGERPRINT * 4, 8).set(fingerprint);
-    getRandomValues(new Uint8Array(buffer, W_ID * 4, 8));
+    // Into a private array first: Node 26's getRandomValues, per WebCrypto, refuses a view on
+    // a SharedArrayBuffer.
+    new Uint8Array(buffer, W_ID * 4, 8).set(getRandomValues(new Uint8Array(8)));
     return new SharedCounters(buffer, memory, width, depth);
   }
 
