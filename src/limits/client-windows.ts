@@ -324,9 +324,10 @@ export class ClientWindows {
   }
 
   /**
-   * What the table holds for `key` (its count and when its window ends, which may be past), or
-   * for a client not in it, what the backstop counted over the last two aligned windows and a
-   * window from now; null for a client with nothing counted. TypeError for a key that is not one.
+   * `key`'s running window: what the table holds for it (its count and when its window ends),
+   * or for a client not in it, what the backstop counted over the last two aligned windows and a
+   * window from now; null for a client with nothing counted or whose window has ended (as
+   * express-rate-limit's MemoryStore.get answers since 8.7). TypeError for a key that is not one.
    */
   state(key: Key): { current: number; endsAt: number } | null {
     const time = this.begin(key);
@@ -335,7 +336,7 @@ export class ClientWindows {
     if (slot >= 0) {
       const endsAt = this.starts[slot] + this.windowMs;
       if (this.starts[slot] === FORGOTTEN) return null; // as MemoryStore after resetKey
-      return { current: this.counts[slot], endsAt };
+      return endsAt <= time ? null : { current: this.counts[slot], endsAt };
     }
     const { count, start } = this.fromBackstop(h1, h2, time, Number.POSITIVE_INFINITY);
     return count === 0 ? null : { current: count, endsAt: start + this.windowMs };
