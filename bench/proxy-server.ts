@@ -196,27 +196,30 @@ async function main(which: ProxyCase, target: string): Promise<void> {
   }
 }
 
-/** undici's handler interface at its simplest: the least a dispatch forwarder does. */
+/**
+ * undici's handler interface at its simplest: the least a dispatch forwarder does. The controller
+ * form, as the proxy's (undici 8 takes no other).
+ */
 class BareHandler {
   constructor(private readonly res: import('node:http').ServerResponse) {}
-  onConnect(): void {}
-  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
-    this.res.on('drain', resume);
+  onRequestStart(): void {}
+  onResponseStart(controller: Dispatcher.DispatchController, status: number): void {
+    this.res.on('drain', () => controller.resume());
+    const raw = controller.rawHeaders as Buffer[];
     const fields: string[] = [];
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i].toString('latin1');
       if (!HOP_BY_HOP.has(name.toLowerCase())) fields.push(name, raw[i + 1].toString('latin1'));
     }
     this.res.writeHead(status, fields);
-    return true;
   }
-  onData(chunk: Buffer): boolean {
-    return this.res.write(chunk);
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.res.write(chunk)) controller.pause();
   }
-  onComplete(): void {
+  onResponseEnd(): void {
     this.res.end();
   }
-  onError(): void {
+  onResponseError(): void {
     this.res.destroy();
   }
 }

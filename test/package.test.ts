@@ -23,12 +23,13 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * The files of a clean checkout below `folder` (relative to the root): everything but what
- * .gitignore leaves out (node_modules, build, bench data, logs) and .git. Walked, not asked of
+ * .gitignore leaves out (node_modules, build, bench data, the matrix's runtimes and copies,
+ * logs) and .git. Walked, not asked of
  * git, so that the tests need no git.
  */
 function checkoutFiles(folder = ''): string[] {
   const ignored =
-    /^(\.git|node_modules|build|bench\/\.data)(\/|$)|\.log$|^src\/engine\/engine-bytes\.ts$/;
+    /^(\.git|node_modules|build|bench\/\.data|\.bench-build|\.runtimes|\.matrix|docs\/api)(\/|$)|\.log$|^src\/engine\/engine-bytes\.ts$/;
   return (readdirSync(join(root, folder), { recursive: true, withFileTypes: true }) as Dirent[])
     .filter((entry) => entry.isFile())
     .map((entry) => relative(root, join(entry.parentPath ?? entry.path, entry.name)))
@@ -91,6 +92,32 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
   assert.equal(
     proxy.stderr,
     "hotcount: hotcount proxy forwards with undici, which is not installed: run 'npm install undici'\n",
+  );
+  // An undici the proxy cannot run on, as npm installs it without a word (it warns on engines,
+  // never refuses): undici 8 on a Node older than its engines field (Node 20 then fails inside
+  // undici while loading it), or an undici of another major. Stand-ins of its package.json: what
+  // is tested is that the proxy reads it first, and says so in one line.
+  const undici = join(project, 'node_modules', 'undici');
+  mkdirSync(undici);
+  writeFileSync(join(undici, 'index.js'), "throw new Error('undici was loaded');\n");
+  const installed = (version: string, node: string) => {
+    writeFileSync(
+      join(undici, 'package.json'),
+      JSON.stringify({ name: 'undici', version, main: 'index.js', engines: { node } }),
+    );
+    return spawnSync(bin, ['proxy', '--demo'], { encoding: 'utf8', timeout: 30_000 });
+  };
+  const tooNew = installed('8.14.1', '>=999.0.0');
+  assert.equal(tooNew.status, 1);
+  assert.equal(
+    tooNew.stderr,
+    `hotcount: undici 8.14.1 needs Node 999.0.0 or newer, and this is Node ${process.versions.node}: run 'npm install undici@7', or a newer Node\n`,
+  );
+  const tooOld = installed('6.21.3', '>=18.17');
+  assert.equal(tooOld.status, 1);
+  assert.equal(
+    tooOld.stderr,
+    `hotcount: hotcount proxy forwards with undici 7 or 8, and undici 6.21.3 is installed: run 'npm install undici@${Number(process.versions.node.split('.')[0]) >= 23 || /^22\.(19|[2-9]\d)\./.test(process.versions.node) ? 8 : 7}'\n`,
   );
 });
 

@@ -62,11 +62,10 @@ async function loadProxy(): Promise<typeof import('./proxy.js')> {
   try {
     return await import('./proxy.js');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && /'undici'/.test((error as Error).message)) {
-      throw new InputError(
-        "hotcount proxy forwards with undici, which is not installed: run 'npm install undici'",
-      );
+    // undici missing, or one the proxy cannot run on: proxy/undici.ts says which, with this code
+    // (its UNDICI_UNUSABLE, not imported: that module loads undici).
+    if ((error as NodeJS.ErrnoException).code === 'ERR_HOTCOUNT_UNDICI') {
+      throw new InputError((error as Error).message);
     }
     throw error;
   }

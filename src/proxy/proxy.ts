@@ -36,7 +36,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Socket } from 'node:net';
-import { Pool } from 'undici';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import { InflightRule } from '../http/inflight-limit.js';
 import { checkFunction, fail } from '../http/middleware.js';
@@ -61,6 +60,7 @@ import {
   upstreamFailure,
 } from './forward.js';
 import { HotKeys, Traffic } from './traffic.js';
+import { Pool } from './undici.js';
 
 /** One limit of the proxy: the paths it covers, its key, and a rate, an inflight limit or both. */
 export interface ProxyLimitOptions {
