@@ -334,9 +334,12 @@ export class ClientWindows {
     const { h1, h2 } = this.hasher;
     const slot = this.find(h1, h2);
     if (slot >= 0) {
-      const endsAt = this.starts[slot] + this.windowMs;
       if (this.starts[slot] === FORGOTTEN) return null; // as MemoryStore after resetKey
-      return endsAt <= time ? null : { current: this.counts[slot], endsAt };
+      const endsAt = this.starts[slot] + this.windowMs;
+      if (time < endsAt) return { current: this.counts[slot], endsAt };
+      // Ended. A certain window: nothing runs. An uncertain one ended sooner than the peers' may
+      // have: what the backstop holds, as `hit` and `read` take it.
+      if (this.uncertain[slot] === 0) return null;
     }
     const { count, start } = this.fromBackstop(h1, h2, time, Number.POSITIVE_INFINITY);
     return count === 0 ? null : { current: count, endsAt: start + this.windowMs };
