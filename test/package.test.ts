@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, posix, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -60,8 +60,18 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
   ]) {
     assert.ok(shipped.includes(path), `${path} is shipped`);
   }
-  const stray = shipped.filter((path) => /(^|\/)(test|bench|examples)\//.test(path));
-  assert.deepEqual(stray, [], 'no tests, benchmarks or examples');
+  const stray = shipped.filter(
+    (path) => /(^|\/)(test|bench|examples)\//.test(path) && path !== 'bench/REPORT.md',
+  );
+  assert.deepEqual(stray, [], 'no tests, benchmarks or examples (the report is documentation)');
+  // The registry shows the README: a link to a file the package does not ship is a dead link.
+  for (const path of shipped.filter((file) => file.endsWith('.md'))) {
+    const text = readFileSync(join(checkout, path), 'utf8');
+    for (const [, target] of text.matchAll(/\]\(([^)#:]+)(#[^)]*)?\)/g)) {
+      const resolved = posix.normalize(posix.join(posix.dirname(path), target));
+      assert.ok(shipped.includes(resolved), `${path} links ${target}, which is not shipped`);
+    }
+  }
 
   // A user's project: install the tarball (no dependencies, so no network), import, run.
   const project = join(work, 'project');
@@ -78,6 +88,34 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
     execFileSync(process.execPath, ['use.js'], { cwd: project, encoding: 'utf8' }),
     '3\n',
   );
+  // TypeScript finds every entry point's types, whatever module resolution the project uses:
+  // through `exports` (node16, bundler) or, for projects still on `node` (node10), which reads
+  // no `exports`, through `types` and `typesVersions`.
+  writeFileSync(
+    join(project, 'types.ts'),
+    "import { CountMinSketch } from 'hotcount';\nimport hotcountFastify from 'hotcount/fastify';\n" +
+      "import { rateLimit } from 'hotcount/http';\nimport { LimitingProxy } from 'hotcount/proxy';\n" +
+      "import { RedisRateLimiter } from 'hotcount/redis';\n" +
+      'export const used = [CountMinSketch, rateLimit, hotcountFastify, LimitingProxy, RedisRateLimiter];\n',
+  );
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  for (const [resolution, module] of [
+    ['node10', 'commonjs'],
+    ['node16', 'node16'],
+    ['bundler', 'esnext'],
+  ]) {
+    const config = join(project, `tsconfig.${resolution}.json`);
+    const compilerOptions = { noEmit: true, strict: true, skipLibCheck: true, types: [] };
+    writeFileSync(
+      config,
+      JSON.stringify({
+        compilerOptions: { ...compilerOptions, moduleResolution: resolution, module },
+        files: ['types.ts'],
+      }),
+    );
+    const result = spawnSync(process.execPath, [tsc, '-p', config], { encoding: 'utf8' });
+    assert.equal(result.status, 0, `moduleResolution ${resolution}: ${result.stdout}`);
+  }
   const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   const bin = join(project, 'node_modules', '.bin', 'hotcount');
   assert.equal(execFileSync(bin, ['--version'], { encoding: 'utf8' }), `${version}\n`);
