@@ -140,3 +140,22 @@ for (const [name, expected] of Object.entries(EXPECTED)) {
     if (name === 'threads.ts') assert.ok(Number(match[1]) >= 20000, 'never below 2 x 10000');
   });
 }
+
+// As the README says to run them: `node file.ts` in an ES module project, where Node strips
+// the types itself (22.18 and newer; `process.features.typescript` says so).
+const strips = (process.features as { typescript?: string | false }).typescript;
+for (const [name, expected] of Object.entries(EXPECTED)) {
+  test(`examples/${name} runs from its TypeScript source with node ${name}, without a warning`, {
+    skip: strips ? false : `Node ${process.versions.node} does not strip types`,
+  }, () => {
+    const env = { ...process.env, REDIS_URL: redis.server.url };
+    const result = spawnSync(process.execPath, [`examples/${name}`], {
+      cwd: root,
+      encoding: 'utf8',
+      env,
+    });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, expected);
+    assert.doesNotMatch(result.stderr, /Warning/);
+  });
+}

@@ -6,6 +6,7 @@ import { BATCH_KEYS } from '../../src/engine/engine.js';
 import { type Key, KeyHasher } from '../../src/hash/key-hasher.js';
 import { hashKeyWords } from '../../src/hash/secret.js';
 import { CountMinSketch, ipKey, SATURATED } from '../../src/index.js';
+import { nodeOnly } from '../helpers/runtime.js';
 
 const secret = Uint8Array.from({ length: 16 }, (_, i) => i * 29 + 3);
 
@@ -391,7 +392,9 @@ test('the engine option is checked, and deep shared conservative sketches run on
   assert.throws(() => CountMinSketch.attach(deep.handle, { engin: 'js' } as never), TypeError);
 });
 
-test('under --jitless there is no WebAssembly: sketches run on the JS engine and say so', () => {
+test('under --jitless there is no WebAssembly: sketches run on the JS engine and say so', {
+  skip: nodeOnly('--jitless is a V8 flag of the node command'),
+}, () => {
   const url = new URL('../../src/index.js', import.meta.url).href;
   const script = `
     const { CountMinSketch } = await import(${JSON.stringify(url)});
@@ -407,7 +410,11 @@ test('under --jitless there is no WebAssembly: sketches run on the JS engine and
   assert.equal(result.stdout, `js 10 ${100 * 3 * 4 + 4160} RangeError\n`);
 });
 
-test('past the WebAssembly memories a process can hold, sketches run on the JS engine instead of failing', () => {
+test('past the WebAssembly memories a process can hold, sketches run on the JS engine instead of failing', {
+  skip: nodeOnly(
+    "how many WebAssembly memories a process holds is its runtime's: Deno's V8 held 100,000 without failing, Bun's JavaScriptCore slowed to minutes before",
+  ),
+}, () => {
   // V8 reserves ~10 GiB of address space per WebAssembly.Memory; about 13k fit on a 47-bit
   // address space. Past that, a default sketch falls back to the JS engine, works the same,
   // and one that asks for 'wasm' gets a RangeError that says why.
