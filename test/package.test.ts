@@ -116,6 +116,17 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
     const result = spawnSync(process.execPath, [tsc, '-p', config], { encoding: 'utf8' });
     assert.equal(result.status, 0, `moduleResolution ${resolution}: ${result.stdout}`);
   }
+  // From CommonJS (what `npm init -y` makes): require() of an ES module, which Node does
+  // without a flag or a warning from 20.19 and 22.12, the versions `engines` asks for.
+  writeFileSync(
+    join(project, 'use.cjs'),
+    "const { rateLimit } = require('hotcount/http');\nconst { CountMinSketch } = require('hotcount');\n" +
+      "const s = new CountMinSketch({ width: 64, depth: 2 });\ns.increment('a', 2);\n" +
+      "console.log(typeof rateLimit, s.estimate('a'));\n",
+  );
+  const required = spawnSync(process.execPath, ['use.cjs'], { cwd: project, encoding: 'utf8' });
+  assert.equal(required.stdout, 'function 2\n', required.stderr);
+  assert.equal(required.stderr, '', 'no warning');
   const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   const bin = join(project, 'node_modules', '.bin', 'hotcount');
   assert.equal(execFileSync(bin, ['--version'], { encoding: 'utf8' }), `${version}\n`);
@@ -151,17 +162,25 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
     tooNew.stderr,
     `hotcount: undici 8.14.1 needs Node 999.0.0 or newer, and this is Node ${process.versions.node}: run 'npm install undici@7', or a newer Node\n`,
   );
-  const tooOld = installed('6.21.3', '>=18.17');
-  assert.equal(tooOld.status, 1);
-  assert.equal(
-    tooOld.stderr,
-    `hotcount: hotcount proxy forwards with undici 7 or 8, and undici 6.21.3 is installed: run 'npm install undici@${Number(process.versions.node.split('.')[0]) >= 23 || /^22\.(19|[2-9]\d)\./.test(process.versions.node) ? 8 : 7}'\n`,
-  );
+  const advice =
+    Number(process.versions.node.split('.')[0]) >= 23 ||
+    /^22\.(19|[2-9]\d)\./.test(process.versions.node)
+      ? 8
+      : 7;
+  for (const version of ['6.21.3', '7.27.0']) {
+    const refused = installed(version, '>=18.17');
+    assert.equal(refused.status, 1);
+    assert.equal(
+      refused.stderr,
+      `hotcount: hotcount proxy forwards with undici 7.28.0 or newer (7 or 8), and undici ${version} is installed: run 'npm install undici@${advice}'\n`,
+    );
+  }
 });
 
 test('npm test runs every test file and no helper', () => {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const patterns: string[] = pkg.scripts.test.match(/build\/test\/\S*\.test\.js/g);
+  assert.match(pkg.scripts.test, /npm run test:built/);
+  const patterns: string[] = pkg.scripts['test:built'].match(/build\/test\/\S*\.test\.js/g);
   const files = checkoutFiles('test').filter((path) => path.endsWith('.ts'));
   assert.ok(
     files.filter((path) => path.endsWith('.test.ts')).length >= 10,

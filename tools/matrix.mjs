@@ -44,7 +44,7 @@ function run(bin, command, args, cwd, log) {
  * What Bun and Deno run, with their own test runners (both take node:test): the core (the sketch
  * on both engines, its binary format, aging, shared memory across workers; the limits; heavy
  * hitters; the hashing) and the node:http middleware in front of the runtime's own node:http
- * server. A test of what only Node can do is skipped there, saying why (test/helpers/runtime.ts).
+ * server, and the examples of those run from their TypeScript source. A test of what only Node can do is skipped there, saying why (test/helpers/runtime.ts).
  */
 const ELSEWHERE = [
   'build/test/sketch/',
@@ -55,9 +55,12 @@ const ELSEWHERE = [
   'build/test/http/rate-limit.test.js',
   'build/test/http/inflight-limit.test.js',
   'build/test/http/client-key.test.js',
+  'build/test/examples-source.test.js',
 ];
 /** The build, by the machine's Node (tsc and the engine's generator run on Node). */
 const BUILD = ['npm', ['run', 'build', '--silent']];
+/** `npm test` without its build: for the peer legs, whose copies are built before the swap. */
+const TEST_BUILT = ['npm', ['run', 'test:built', '--silent']];
 
 /** The legs: what each runs, on which runtime, in which folder. */
 const LEGS = {
@@ -65,9 +68,9 @@ const LEGS = {
   node24: { runtime: 'node24', steps: () => [['npm', ['test']]] },
   node26: { runtime: 'node26', steps: () => [['npm', ['test']]] },
   // The newest peers need the newest Node (undici 8 needs >= 22.19); the lowest run on the
-  // oldest Node hotcount supports.
-  'peers-newest': { runtime: 'node26', peers: 'newest', steps: () => [['npm', ['test']]] },
-  'peers-lowest': { runtime: 'node20', peers: 'lowest', steps: () => [['npm', ['test']]] },
+  // oldest Node that engines allows.
+  'peers-newest': { runtime: 'node26', peers: 'newest', steps: () => [TEST_BUILT] },
+  'peers-lowest': { runtime: 'nodeFloor', peers: 'lowest', steps: () => [TEST_BUILT] },
   // Bun's runner stops a test after 5 s by default; the property tests run longer.
   bun: {
     runtime: 'bun',

@@ -52,8 +52,9 @@ export function peerVersions(end) {
 
 /**
  * A copy of the checkout in `folder` (the files git tracks or would track, and node_modules),
- * with `versions` installed over the lockfile, which stays as it is, by npm under `env` (the
- * runtime the copy is for first on its PATH). Answers the folder.
+ * built, then with `versions` installed over the lockfile, which stays as it is, by npm under
+ * `env` (the runtime the copy is for first on its PATH). Answers the folder: its tests are run
+ * with `npm run test:built`, since `npm test` would build again against the other peers.
  */
 export function checkoutWith(folder, versions, env = process.env) {
   rmSync(folder, { recursive: true, force: true });
@@ -77,6 +78,13 @@ export function checkoutWith(folder, versions, env = process.env) {
     }
   }
   cpSync(join(ROOT, 'node_modules'), join(folder, 'node_modules'), { recursive: true });
+  // Built as the package is published, against the lockfile's peers (their types included);
+  // what the peers at an end of their ranges then run is that build.
+  execFileSync('npm', ['run', 'build', '--silent'], {
+    cwd: folder,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const specs = Object.entries(versions).map(([name, version]) => `${name}@${version}`);
   execFileSync(
     'npm',

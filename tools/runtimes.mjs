@@ -20,9 +20,10 @@ export const CACHE = join(ROOT, '.runtimes');
  * the support table in the README name these.
  */
 export const RUNTIMES = {
-  // Node 20 is past its end of life, and the machine's own: pinned for the legs that need the
-  // oldest Node hotcount supports, whatever Node the developer runs.
+  // Node 20 is past its end of life, and CI's own: its last release, and the oldest that
+  // package.json's engines allows (the lowest peers run there).
   node20: { kind: 'node', version: '20.20.2' },
+  nodeFloor: { kind: 'node', version: '20.19.0' },
   node22: { kind: 'node', version: '22.23.5' },
   node24: { kind: 'node', version: '24.22.3' },
   node26: { kind: 'node', version: '26.12.1' },

@@ -2,17 +2,22 @@
  * undici, the proxy's optional peer dependency, loaded here and nowhere else, so that a user
  * who has none, or one the proxy cannot run on, is told so in one sentence at import instead of
  * meeting undici's own failure later (undici 8 on Node 20 dies while loading, reading
- * `zlib.createZstdDecompress`, which Node 20 lacks; undici 6 has no controller-form handlers).
+ * `zlib.createZstdDecompress`, which Node 20 lacks; undici 6 has no controller-form handlers,
+ * and 7 before 7.28 hands them no raw fields).
  *
- * The proxy takes undici 7 and 8 (package.json's peer range, which the tests prove at both
- * ends): the handler form forward.ts uses is the one both accept.
+ * The proxy takes undici 7.28 and newer, 8 included (package.json's peer range, which the tests
+ * prove at both ends): the handler form forward.ts uses is the one both accept.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type * as Undici from 'undici';
 
-/** The majors of undici the proxy forwards with. */
+/**
+ * The undici the proxy forwards with: 7.28 or a newer 7.x (the first to hand a controller-form
+ * handler the raw fields, `controller.rawHeaders`), or 8.
+ */
+const FLOOR_7 = '7.28.0';
 const MAJORS = [7, 8];
 
 /** The code of the error this module throws: the CLI turns it into one line. */
@@ -50,11 +55,11 @@ function load(): typeof Undici {
   };
   const node = process.versions.node;
   const major = versionParts(pkg.version)[0];
-  if (!MAJORS.includes(major)) {
+  if (!MAJORS.includes(major) || (major === 7 && !atLeast(pkg.version, FLOOR_7))) {
     // undici 8 asks for Node 22.19 or newer.
     const advice = atLeast(node, '22.19.0') ? 8 : 7;
     throw unusable(
-      `hotcount proxy forwards with undici ${MAJORS.join(' or ')}, and undici ${pkg.version} is installed: run 'npm install undici@${advice}'`,
+      `hotcount proxy forwards with undici ${FLOOR_7} or newer (7 or 8), and undici ${pkg.version} is installed: run 'npm install undici@${advice}'`,
     );
   }
   // An engines field of the form '>=x.y.z' (undici's own): a Node below it cannot load it.
