@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { EXPECTED } from './helpers/examples.js';
 import { redisForFile } from './helpers/redis.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -19,21 +20,6 @@ const pages = ['README.md', ...guides].map((path) => ({
   path,
   text: readFileSync(`${root}${path}`, 'utf8'),
 }));
-
-/** What each example prints, as a user would check it. */
-const EXPECTED: Record<string, RegExp> = {
-  'sketch.ts': /^customer-42: (\d+), error bound 0\.0010\n$/,
-  'threads.ts': /^customer-7: (\d+) of 200000 requests\n$/,
-  'heavy-hitters.ts':
-    /^customer-1: 1000 \(true count in \[1000, 1000\]\)\ncustomer-2: 500 .*\ncustomer-3: 333 .*\n$/,
-  'express.ts': /^200 200 429 200\n$/,
-  'fastify.ts': /^200 200 429 200 429 200 200 200\n$/,
-  'http.ts': /^200 200 429\n$/,
-  'limits.ts':
-    /^ok, ok, ok, ok, ok, 429 \(retry in \d+ ms\), 429 \(retry in \d+ ms\)\nthird: 503\nin progress after release: 0\n$/,
-  'proxy.ts': /^200 200 200 429\n$/,
-  'redis.ts': /^200 200 429\n$/,
-};
 
 /** The README's headings before it was cut to a front page (issue 23): each has a home. */
 const HEADINGS = [
@@ -138,24 +124,5 @@ for (const [name, expected] of Object.entries(EXPECTED)) {
     assert.ok(match !== null, result.stdout);
     if (name === 'sketch.ts') assert.ok(Number(match[1]) >= 6, 'never below the 6 counted');
     if (name === 'threads.ts') assert.ok(Number(match[1]) >= 20000, 'never below 2 x 10000');
-  });
-}
-
-// As the README says to run them: `node file.ts` in an ES module project, where Node strips
-// the types itself (22.18 and newer; `process.features.typescript` says so).
-const strips = (process.features as { typescript?: string | false }).typescript;
-for (const [name, expected] of Object.entries(EXPECTED)) {
-  test(`examples/${name} runs from its TypeScript source with node ${name}, without a warning`, {
-    skip: strips ? false : `Node ${process.versions.node} does not strip types`,
-  }, () => {
-    const env = { ...process.env, REDIS_URL: redis.server.url };
-    const result = spawnSync(process.execPath, [`examples/${name}`], {
-      cwd: root,
-      encoding: 'utf8',
-      env,
-    });
-    assert.equal(result.status, 0, result.stderr);
-    assert.match(result.stdout, expected);
-    assert.doesNotMatch(result.stderr, /Warning/);
   });
 }
