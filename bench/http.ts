@@ -12,11 +12,12 @@ import type { BenchOptions, Row } from './measure.js';
 import { startServer, stopServer } from './server-process.js';
 
 const SERVER = fileURLToPath(new URL('./http-server.js', import.meta.url));
-const DURATION_S = 4;
-const CONNECTIONS = 50;
+export const DURATION_S = 4;
+export const CONNECTIONS = 50;
 
-async function load(which: HttpCase): Promise<Load> {
-  const server = await startServer(SERVER, [which]);
+/** Loads the server of `which`, run by `runtime` (this Node by default). */
+export async function load(which: HttpCase, runtime = process.execPath): Promise<Load> {
+  const server = await startServer(SERVER, [which], runtime);
   const { port } = server;
   try {
     // A short warm-up, so that each server runs optimized code when measured.
@@ -35,12 +36,14 @@ async function load(which: HttpCase): Promise<Load> {
   }
 }
 
-async function pair(
+/** `a` against `b`, alternating run by run; their servers run on `runtime` (this Node). */
+export async function pair(
   options: BenchOptions,
   a: HttpCase,
   b: HttpCase,
   caseName: string,
   target: number | null,
+  runtime = process.execPath,
 ): Promise<Row> {
   const { runs, log } = options;
   const loads = new Map<HttpCase, Load[]>([
@@ -49,7 +52,7 @@ async function pair(
   ]);
   for (let round = 0; round < runs; round++) {
     for (const which of round % 2 === 0 ? [a, b] : [b, a])
-      loads.get(which)?.push(await load(which));
+      loads.get(which)?.push(await load(which, runtime));
     const [la, lb] = [a, b].map((which) => loads.get(which)?.[round] as Load);
     log(
       `    round ${round + 1}/${runs}: ${a} ${la.rps.toFixed(0)} req/s, ${b} ${lb.rps.toFixed(0)} req/s`,

@@ -304,7 +304,7 @@ function timed(loop: () => number): number {
   return elapsed;
 }
 
-function sketchIntsCompetitor(
+export function sketchIntsCompetitor(
   name: string,
   sketch: CountMinSketch,
   keys: Int32Array,
@@ -384,7 +384,7 @@ function batchCompetitor(name: string, keys: Int32Array, events: Int32Array) {
 }
 
 /** A Map that already holds every key: the steady state of an exact count. */
-function mapIntsCompetitor(name: string, keys: Int32Array, events: Int32Array) {
+export function mapIntsCompetitor(name: string, keys: Int32Array, events: Int32Array) {
   const map = new Map<number, number>();
   for (const key of keys) map.set(key, 0);
   return {

@@ -40,7 +40,8 @@ import { ipKeys, KEY_COUNT, SEED, stringKeys, uniformEvents } from './workload.j
 
 const LIMIT = 1_000_000;
 const WINDOW_MS = 60_000;
-const EVENTS = 1_000_000;
+/** Events per run of the limits' speed cases (bench/runtimes.ts takes the same). */
+export const EVENTS = 1_000_000;
 const MEMORY_CHILD = fileURLToPath(new URL('./limits-memory-child.js', import.meta.url));
 
 /** "A: x ns, B: y ns" with spreads, for a ratio row. */
@@ -78,7 +79,7 @@ function ratioRow(
 }
 
 /** RateLimiter.check, sliding window and GCRA, over `keys` as `events` draws them. */
-function checks(keys: string[], events: Int32Array): AsyncCompetitor[] {
+export function checks(keys: string[], events: Int32Array): AsyncCompetitor[] {
   const sliding = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS });
   const gcra = new RateLimiter({ limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'gcra' });
   return [
@@ -91,7 +92,7 @@ function checks(keys: string[], events: Int32Array): AsyncCompetitor[] {
 }
 
 /** The peers, each call awaited: their competitors, and what stops them after the rounds. */
-function peers(keys: string[], events: Int32Array) {
+export function peers(keys: string[], events: Int32Array) {
   const flexible = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
   const store = new MemoryStore();
   store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);

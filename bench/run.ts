@@ -29,6 +29,7 @@ import {
 import { memorySuite } from './memory.js';
 import { proxySuite } from './proxy.js';
 import { redisSuite } from './redis.js';
+import { runtimesSuite } from './runtimes.js';
 import { sharedSuite } from './shared.js';
 import { tableSuite } from './table.js';
 import { KEY_COUNT, SEED } from './workload.js';
@@ -46,6 +47,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['http-keys', httpKeysSuite],
   ['proxy', proxySuite],
   ['redis', redisSuite],
+  ['runtimes', runtimesSuite],
 ];
 
 const RUNS = 5;

@@ -13,9 +13,16 @@ export interface ServerProcess {
   lines: string[];
 }
 
-/** Starts `node script ...args`; resolves once it says its port. */
-export async function startServer(script: string, args: string[]): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [script, ...args], {
+/**
+ * Starts `node script ...args` (or `runtime script ...args`: another Node, Bun); resolves once
+ * it says its port.
+ */
+export async function startServer(
+  script: string,
+  args: string[],
+  runtime = process.execPath,
+): Promise<ServerProcess> {
+  const child = spawn(runtime, [script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const stdout = child.stdout as NonNullable<typeof child.stdout>;
