@@ -10,7 +10,7 @@
 // The legs run in turn, never two at once: several suites time what they do against a clock
 // they inject, but they start real servers and workers, and a loaded 2-core machine is slow.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkoutWith, peerVersions } from './peers.mjs';
@@ -138,7 +138,10 @@ for (const name of names) {
     process.exit(2);
   }
 }
+// 0700, as a home folder often is: the peer legs' copies then run from a folder that other
+// users cannot enter, where a test that switched user to reach a file would fail.
 mkdirSync(OUT, { recursive: true });
+chmodSync(OUT, 0o700);
 const started = performance.now();
 const failed = [];
 for (const name of names) {

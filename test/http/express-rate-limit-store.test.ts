@@ -279,47 +279,54 @@ for (const capacity of [1 << 16, 8]) {
   );
 }
 
+/**
+ * This store in a table of 8 and MemoryStore's model, on one clock that the test moves
+ * (`advance`), for the shrunk cases of the crowded property; `both` applies one call to each.
+ */
+function crowdedPair(windowMs: number) {
+  const clock = { now: 1_700_000_000_000 };
+  const now = () => clock.now;
+  const store = new ExpressRateLimitStore({ secret, capacity: 8, width: 256, now });
+  store.init({ windowMs });
+  const model = new MemoryStoreModel(windowMs, now);
+  const both = (call: 'increment' | 'decrement' | 'resetKey', key: string) => {
+    const ours = store[call](key);
+    const theirs = model[call](key);
+    return [ours?.totalHits ?? 0, theirs?.totalHits ?? 0];
+  };
+  const advance = (ms: number) => {
+    clock.now += ms;
+  };
+  return { store, model, both, advance };
+}
+
 test("a window a decrement opened, pushed out of the table before its first hit, is not restarted later than MemoryStore's", () => {
   // Found by the property above in a CI run (fast-check's seed 1540455580), shrunk, then fixed.
-  let now = 1_700_000_000_000;
-  const clock = () => now;
-  const store = new ExpressRateLimitStore({ secret, capacity: 8, width: 256, now: clock });
-  store.init({ windowMs: 100 });
-  const model = new MemoryStoreModel(100, clock);
-  const both = (key: string) => [store.increment(key).totalHits, model.increment(key).totalHits];
-  for (const key of [6, 2, 1, 3, 8, 4, 5, 0]) both(`client-${key}`); // a full bucket of 8
-  store.decrement('client-7'); // a slot of its own: MemoryStore opens a window of 0 here
-  model.decrement('client-7');
-  now += 1;
-  both('client-9'); // client-7's slot goes to client-9
-  both('client-7');
-  now += 99;
-  both('client-7'); // MemoryStore's window of 0 ended: a new one, from here
-  now += 1;
-  const [ours, theirs] = both('client-7');
+  const { both, advance } = crowdedPair(100);
+  for (const key of [6, 2, 1, 3, 8, 4, 5, 0]) both('increment', `client-${key}`); // a full bucket
+  both('decrement', 'client-7'); // a slot of its own: MemoryStore opens a window of 0 here
+  advance(1);
+  both('increment', 'client-9'); // client-7's slot goes to client-9
+  both('increment', 'client-7');
+  advance(99);
+  both('increment', 'client-7'); // MemoryStore's window of 0 ended: a new one, from here
+  advance(1);
+  const [ours, theirs] = both('increment', 'client-7');
   assert.equal(theirs, 2);
   assert.ok(ours >= theirs, `${ours} counted, MemoryStore ${theirs}`);
 });
 
 test("get, after an uncertain window ended (a decrement in doubt), answers no less than MemoryStore's running one", () => {
   // Found by the crowded property above (fast-check's seed 166962309), shrunk by hand.
-  let now = 1_700_000_000_000;
-  const clock = () => now;
-  const store = new ExpressRateLimitStore({ secret, capacity: 8, width: 256, now: clock });
-  store.init({ windowMs: 684 });
-  const model = new MemoryStoreModel(684, clock);
-  store.resetKey('client-0');
-  model.resetKey('client-0');
-  store.increment('client-1'); // takes the forgotten slot: the bucket has lost a client
-  model.increment('client-1');
-  store.decrement('client-7'); // in doubt: MemoryStore opens a window of 0 here
-  model.decrement('client-7');
+  const { store, model, both, advance } = crowdedPair(684);
+  both('resetKey', 'client-0');
+  both('increment', 'client-1'); // takes the forgotten slot: the bucket has lost a client
+  both('decrement', 'client-7'); // in doubt: MemoryStore opens a window of 0 here
   for (const after of [1, 683]) {
-    now += after;
-    store.increment('client-7');
-    model.increment('client-7');
+    advance(after);
+    both('increment', 'client-7');
   }
-  now += 1; // this store's window (from the first hit) ends; MemoryStore's second one runs
+  advance(1); // this store's window (from the first hit) ends; MemoryStore's second one runs
   const theirs = model.get('client-7')?.totalHits ?? 0;
   assert.equal(theirs, 1);
   assert.ok((store.get('client-7')?.totalHits ?? 0) >= theirs);
