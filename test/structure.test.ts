@@ -19,6 +19,7 @@ const LAYERS: Record<string, number> = {
   hash: 1,
   engine: 2,
   sketch: 3,
+  quantiles: 3,
   'heavy-hitters': 4,
   limits: 4,
   'index.ts': 5,

@@ -48,6 +48,7 @@ function run(bin, command, args, cwd, log) {
  */
 const ELSEWHERE = [
   'build/test/sketch/',
+  'build/test/quantiles/',
   'build/test/hash/',
   'build/test/engine/',
   'build/test/limits/',
