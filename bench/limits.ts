@@ -40,7 +40,7 @@ import { ipKeys, KEY_COUNT, SEED, stringKeys, uniformEvents } from './workload.j
 
 const LIMIT = 1_000_000;
 const WINDOW_MS = 60_000;
-/** Events per run of the limits' speed cases (bench/runtimes.ts takes the same). */
+/** Events per run of the limits' speed cases (bench/runtime-child.ts takes the same). */
 export const EVENTS = 1_000_000;
 const MEMORY_CHILD = fileURLToPath(new URL('./limits-memory-child.js', import.meta.url));
 
@@ -56,7 +56,7 @@ function detail(rounds: Map<string, number[]>, names: readonly string[]): string
 }
 
 /** Median ratio a / b within rounds, with its range and both figures. */
-function ratioRow(
+export function ratioRow(
   rounds: Map<string, number[]>,
   caseName: string,
   a: string,

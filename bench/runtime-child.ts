@@ -1,6 +1,6 @@
 /**
  * The core cases on one runtime, in a process of its own (bench/runtimes.ts starts it with each
- * runtime's binary: Node 20, 22, 24, 26, Bun): `<runtime> runtime-child.js <events>`. Each
+ * runtime's binary: Node 20, 22, 24, 26, Bun): `<runtime> runtime-child.js <events> <runs>`. Each
  * rotation alternates its competitors run by run, as the suites that first measured them do
  * (increment.ts, limits.ts); prints one JSON line: the runtime and ns per operation, by name.
  */
@@ -19,16 +19,14 @@ export interface RuntimeSample {
   rounds: Record<string, number[]>;
 }
 
-export const RUNS = 5;
-
 /** The runtime running this process, as the report names it. */
-export function runtimeName(): string {
+function runtimeName(): string {
   const bun = (globalThis as { Bun?: { version: string } }).Bun;
   if (bun !== undefined) return `Bun ${bun.version} (JavaScriptCore)`;
   return `Node ${process.versions.node} (V8 ${process.versions.v8})`;
 }
 
-async function main(events: number): Promise<void> {
+async function main(events: number, runs: number): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const prng = new Prng(SEED);
   const keys = intKeys(KEY_COUNT, prng);
@@ -38,7 +36,7 @@ async function main(events: number): Promise<void> {
       mapIntsCompetitor('Map', keys, draws),
       sketchIntsCompetitor('sketch', new CountMinSketch(), keys, draws),
     ],
-    { operations: events, warmupOperations: 200_000, runs: RUNS, log },
+    { operations: events, warmupOperations: 200_000, runs, log },
   );
   const addresses = ipKeys(KEY_COUNT, new Prng(SEED));
   const limitEvents = uniformEvents(EVENTS, KEY_COUNT, new Prng(SEED + 20));
@@ -48,7 +46,7 @@ async function main(events: number): Promise<void> {
       ...checks(addresses, limitEvents),
       ...others.competitors.filter((c) => c.name !== 'ExpressRateLimitStore.increment'),
     ],
-    { operations: EVENTS, warmupOperations: 200_000, runs: RUNS, log },
+    { operations: EVENTS, warmupOperations: 200_000, runs, log },
   );
   others.close();
   const sample: RuntimeSample = {
@@ -58,4 +56,4 @@ async function main(events: number): Promise<void> {
   process.stdout.write(`${JSON.stringify(sample)}\n`);
 }
 
-if (process.argv[2] !== undefined) await main(Number(process.argv[2]));
+if (process.argv[3] !== undefined) await main(Number(process.argv[2]), Number(process.argv[3]));

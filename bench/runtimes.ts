@@ -10,15 +10,8 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CONNECTIONS, DURATION_S, pair } from './http.js';
-import {
-  type BenchOptions,
-  formatNs,
-  formatRange,
-  formatRatio,
-  median,
-  type Row,
-  ratiosOf,
-} from './measure.js';
+import { ratioRow } from './limits.js';
+import type { BenchOptions, Row } from './measure.js';
 import type { RuntimeSample } from './runtime-child.js';
 
 const CHILD = fileURLToPath(new URL('./runtime-child.js', import.meta.url));
@@ -40,60 +33,42 @@ function binaries(): Map<string, string> {
   );
 }
 
-/** `a` against `b` in `sample`: how many times faster `a` is, round by round. */
-function fasterRow(
-  caseName: string,
-  sample: RuntimeSample,
-  a: string,
-  b: string,
-  target: number,
-): Row {
-  const ratios = ratiosOf(sample.rounds[b], sample.rounds[a]);
-  const ratio = median(ratios);
-  const ns = (name: string) => formatNs(median(sample.rounds[name]));
-  return {
-    case: caseName,
-    measured: `${formatRatio(ratio)} faster (runs ${formatRange(ratios, formatRatio)}; ${a} ${ns(a)}, ${b} ${ns(b)})`,
-    target: `>= ${target}x faster`,
-    met: ratio >= target,
-  };
-}
-
 export async function runtimesSuite(options: BenchOptions): Promise<Row[]> {
-  const { log, events } = options;
+  const { log, events, runs } = options;
   const rows: Row[] = [];
   for (const [name, bin] of binaries()) {
     log(`  ${name}: ${bin}`);
-    const child = spawnSync(bin, [CHILD, String(events)], {
+    const child = spawnSync(bin, [CHILD, String(events), String(runs)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
       maxBuffer: 1 << 24,
     });
     if (child.status !== 0) throw new Error(`${name}: runtime-child exited with ${child.status}`);
     const sample = JSON.parse(child.stdout) as RuntimeSample;
+    const rounds = new Map(Object.entries(sample.rounds));
     const on = sample.runtime;
     log(`  ${on}: autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run`);
     rows.push(
-      fasterRow(
+      ratioRow(
+        rounds,
         `33.1 ${on}: increment, integer keys, sketch vs Map<number, number>`,
-        sample,
         'sketch',
         'Map',
-        8,
+        { factor: 8, faster: true },
       ),
-      fasterRow(
+      ratioRow(
+        rounds,
         `33.2 ${on}: RateLimiter.check (sliding window) vs RateLimiterMemory.consume (awaited), 1M client addresses`,
-        sample,
         'check (sliding window)',
         'RateLimiterMemory.consume',
-        15,
+        { factor: 15, faster: true },
       ),
-      fasterRow(
+      ratioRow(
+        rounds,
         `33.3 ${on}: RateLimiter.check (sliding window) vs MemoryStore.increment (awaited)`,
-        sample,
         'check (sliding window)',
         'MemoryStore.increment',
-        10,
+        { factor: 10, faster: true },
       ),
       await pair(
         options,

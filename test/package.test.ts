@@ -24,8 +24,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * The files of a clean checkout below `folder` (relative to the root): everything but what
  * .gitignore leaves out (node_modules, build, bench data, the matrix's runtimes and copies,
- * logs) and .git. Walked, not asked of
- * git, so that the tests need no git.
+ * logs) and .git. Walked, not asked of git, so that the tests need no git.
  */
 function checkoutFiles(folder = ''): string[] {
   const ignored =

@@ -44,7 +44,8 @@ function run(bin, command, args, cwd, log) {
  * What Bun and Deno run, with their own test runners (both take node:test): the core (the sketch
  * on both engines, its binary format, aging, shared memory across workers; the limits; heavy
  * hitters; the hashing) and the node:http middleware in front of the runtime's own node:http
- * server, and the examples of those run from their TypeScript source. A test of what only Node can do is skipped there, saying why (test/helpers/runtime.ts).
+ * server, and the examples of those run from their TypeScript source. A test of what only
+ * Node can do is skipped there, saying why (test/helpers/runtime.ts).
  */
 const ELSEWHERE = [
   'build/test/sketch/',
@@ -93,16 +94,13 @@ async function leg(name) {
   const started = performance.now();
   const { bin, version, kind } = runtime(spec.runtime);
   let cwd = ROOT;
-  let what = '';
-  if (spec.peers !== undefined) {
-    const versions = peerVersions(spec.peers);
-    what = ` with ${Object.entries(versions)
-      .map(([peer, v]) => `${peer}@${v}`)
-      .join(' ')}`;
-    console.log(`${name}: ${kind} ${version}${what}`);
-    cwd = checkoutWith(join(OUT, name), versions, envFor(bin));
-  } else {
+  if (spec.peers === undefined) {
     console.log(`${name}: ${kind} ${version}`);
+  } else {
+    const versions = peerVersions(spec.peers);
+    const peers = Object.entries(versions).map(([peer, v]) => `${peer}@${v}`);
+    console.log(`${name}: ${kind} ${version} with ${peers.join(' ')}`);
+    cwd = checkoutWith(join(OUT, name), versions, envFor(bin));
   }
   let failed = null;
   for (const [command, args] of spec.steps(bin)) {

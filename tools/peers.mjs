@@ -7,7 +7,7 @@
 // loads them; the newest end takes them too, at the newest version their devDependencies range
 // allows, so that a change of theirs (as express-rate-limit 8.7's MemoryStore.get) shows.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -91,10 +91,11 @@ export function checkoutWith(folder, versions, env = process.env) {
     ['install', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', ...specs],
     { cwd: folder, env, stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  const installed = Object.keys(versions).map((name) => {
+  // What npm installed is what was asked for, or the leg would prove another version.
+  for (const [name, version] of Object.entries(versions)) {
     const file = join(folder, 'node_modules', name, 'package.json');
-    return `${name}@${JSON.parse(readFileSync(file, 'utf8')).version}`;
-  });
-  writeFileSync(join(folder, 'PEERS'), `${installed.join('\n')}\n`);
+    const got = JSON.parse(readFileSync(file, 'utf8')).version;
+    if (got !== version) throw new Error(`asked npm for ${name}@${version}, got ${got}`);
+  }
   return folder;
 }

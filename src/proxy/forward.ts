@@ -1,9 +1,9 @@
 /**
  * Forwarding one request to the upstream and its response back, on undici's Pool with the
- * `dispatch` handler interface (the controller form, `onRequestStart` to `onResponseEnd`: undici 7
- * takes it and undici 8 takes only it): the response's fields are read as raw Buffers from the
- * controller and go out with one `writeHead`, its body chunks go to the client as they come. Measured against `http.request`
- * with a keep-alive agent and undici's `request`, bare forwarders in one run (32 connections,
+ * `dispatch` handler interface (the controller form, `onRequestStart` to `onResponseEnd`:
+ * undici 7 takes it and undici 8 takes only it): the response's fields are read as raw Buffers
+ * from the controller and go out with one `writeHead`, its body chunks go to the client as they
+ * come. Measured against `http.request` with a keep-alive agent and undici's `request`, bare forwarders in one run (32 connections,
  * 3 rounds): dispatch forwarded 1.5x and 1.3x as many requests per second (11.0k against 7.4k
  * and 8.7k), because it builds no header objects and no stream per response. The proxy suite
  * (bench/proxy.ts) measures them again beside the proxy.

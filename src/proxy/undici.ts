@@ -32,7 +32,7 @@ function versionParts(version: string): number[] {
   return version.split('.', 3).map((part) => Number.parseInt(part, 10));
 }
 
-/** Whether Node `have` is at least `floor` (both `x.y.z`). */
+/** Whether version `have` is at least `floor` (both `x.y.z`): Node's, or undici's. */
 function atLeast(have: string, floor: string): boolean {
   const [a, b] = [versionParts(have), versionParts(floor)];
   for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
