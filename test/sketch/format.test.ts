@@ -89,10 +89,28 @@ test('fuzz: mutated and truncated blobs are rejected with RangeError, never cras
         const mutated = blob.slice();
         for (const [at, bits] of flips) mutated[at % mutated.length] ^= bits;
         const input = cut === undefined ? mutated : mutated.subarray(0, cut % mutated.length);
+        // Two flips of the same bits at one place cancel: the blob is the sketch itself again
+        // (the counterexample CI found, [[35991981, 200], [2084576981, 200]] on 68 bytes).
+        if (Buffer.from(input).equals(Buffer.from(blob))) {
+          assert.deepEqual(CountMinSketch.fromBytes(input, { secret }).toBytes(), blob);
+          return;
+        }
         assert.throws(() => CountMinSketch.fromBytes(input, { secret }), RangeError);
       },
     ),
-    { numRuns: 5000 },
+    {
+      numRuns: 5000,
+      examples: [
+        [
+          blobs[2] as Uint8Array,
+          [
+            [35991981, 200],
+            [2084576981, 200],
+          ],
+          undefined,
+        ],
+      ],
+    },
   );
 });
 
