@@ -1,7 +1,7 @@
 /**
  * hotcount: counting and limiting in fixed memory. The Count-Min sketch (`CountMinSketch`),
- * heavy hitters (`HeavyHitters`), rates and limits (`Rate`, `RateLimiter`, `Inflight`), and
- * client addresses as keys (`ipKey`).
+ * heavy hitters (`HeavyHitters`), rates and limits (`Rate`, `RateLimiter`, `Inflight`), latency
+ * quantiles (`QuantileSketch`, `SlidingQuantiles`), and client addresses as keys (`ipKey`).
  *
  *   import { CountMinSketch } from 'hotcount';
  *   const sketch = new CountMinSketch({ epsilon: 0.001, delta: 0.01 });
@@ -36,6 +36,8 @@ export {
   type RateLimiterOptions,
 } from './limits/rate-limiter.js';
 export type { WindowsHandle as RateHandle } from './limits/windows.js';
+export { QuantileSketch, type QuantileSketchOptions } from './quantiles/quantile-sketch.js';
+export { SlidingQuantiles, type SlidingQuantilesOptions } from './quantiles/sliding-quantiles.js';
 export type { AgingHandle } from './sketch/aging.js';
 export {
   type CountMinOptions,

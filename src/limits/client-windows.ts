@@ -36,12 +36,13 @@
  * Two clients whose keyed 64-bit hashes are equal would share a slot: with n clients in the
  * table, about n^2 / 2^65 (2^-35 for 4096), and the secret keeps anyone from choosing them.
  */
+
+import { checkClock, readClock } from '../clock.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import type { SketchHasher } from '../sketch/count-min.js';
 import { type LimitSketchOptions, UNSHARED_SKETCH_OPTION_NAMES } from './options.js';
 import { checkWindowMs, Rate } from './rate.js';
-import { checkClock, readClock } from './windows.js';
 
 /** Options of `new ClientWindows`. */
 export interface ClientWindowsOptions extends Omit<LimitSketchOptions, 'shared'> {

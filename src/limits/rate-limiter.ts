@@ -21,6 +21,8 @@
  * higher, so they can refuse a request early, never let one through that its own history
  * would refuse.
  */
+
+import { checkClock } from '../clock.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { type EngineName, weightedCeiling } from '../sketch/count-min.js';
@@ -35,7 +37,7 @@ import {
   sketchOptions,
 } from './options.js';
 import { checkWindowMs } from './rate.js';
-import { checkClock, Windows, type WindowsHandle } from './windows.js';
+import { Windows, type WindowsHandle } from './windows.js';
 
 /**
  * How a limiter decides: 'sliding-window' (the current window's count plus the previous one's,

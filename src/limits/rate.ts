@@ -12,6 +12,8 @@
  * total with probability 1 - delta. After two windows in which a key saw nothing, its figures
  * are 0.
  */
+
+import { checkClock } from '../clock.js';
 import { checkOptionNames, integerIn } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import type { EngineName, SketchHasher } from '../sketch/count-min.js';
@@ -22,7 +24,7 @@ import {
   type LimitSketchOptions,
   sketchOptions,
 } from './options.js';
-import { checkClock, Windows, type WindowsHandle } from './windows.js';
+import { Windows, type WindowsHandle } from './windows.js';
 
 /** Options of `new Rate`: the window, the clock, the rule and the sketch's (LimitSketchOptions). */
 export interface RateOptions extends LimitSketchOptions {

@@ -42,6 +42,7 @@
  * A clock that steps back (NTP) is treated as standing still until it passes the time this
  * object last saw: windows only move forward.
  */
+import { readClock } from '../clock.js';
 import { typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import {
@@ -89,22 +90,6 @@ function isBefore(tag: number, window: number): boolean {
 
 function slotOf(window: number): number {
   return ((window % 3) + 3) % 3;
-}
-
-/** Checks the clock option: a function (called on every operation), or undefined. */
-export function checkClock(now: unknown): () => number {
-  if (now === undefined) return Date.now;
-  if (typeof now !== 'function') throw typeError('now', 'a function returning milliseconds', now);
-  return now as () => number;
-}
-
-/** The clock's time, checked: TypeError naming now() unless a finite number of milliseconds. */
-export function readClock(now: () => number): number {
-  const time = now();
-  if (typeof time !== 'number' || time - time !== 0) {
-    throw typeError('now()', 'a finite number of milliseconds', time);
-  }
-  return time;
 }
 
 export class Windows {

@@ -8,7 +8,8 @@
 export { createAdminServer } from './admin.js';
 export { createDemoUpstream } from './demo-upstream.js';
 export { parseDuration, parseRate } from './duration.js';
-export type { Latency } from './latency.js';
+export { BUCKETS_S, type DurationHistogram } from './histogram.js';
+export { LATENCY_ACCURACY, type Latency, type LatencySummary } from './latency.js';
 export { METRICS_CONTENT_TYPE, metricsText } from './metrics.js';
 export {
   type InflightSpec,

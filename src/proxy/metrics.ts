@@ -3,7 +3,8 @@
  * proxy needs no dependency: per metric a `# HELP` and a `# TYPE` line, then its samples;
  * label values escaped (backslash, double quote, line feed); counters named `_total`.
  */
-import { BUCKETS_S, type Latency } from './latency.js';
+import { BUCKETS_S, type DurationHistogram } from './histogram.js';
+import type { LatencySummary } from './latency.js';
 import type { ProxyStatus } from './status.js';
 import type { Traffic } from './traffic.js';
 
@@ -33,7 +34,7 @@ function metric(name: string, type: 'counter' | 'gauge', help: string, samples: 
 }
 
 /** A histogram's lines: cumulative `_bucket{le}`, `_sum` (seconds) and `_count`. */
-function histogram(name: string, help: string, latency: Latency): string {
+function histogram(name: string, help: string, latency: DurationHistogram): string {
   let out = `# HELP ${name} ${help}\n# TYPE ${name} histogram\n`;
   let below = 0;
   for (let b = 0; b <= BUCKETS_S.length; b++) {
@@ -42,6 +43,25 @@ function histogram(name: string, help: string, latency: Latency): string {
     out += `${name}_bucket{le="${le}"} ${below}\n`;
   }
   return `${out}${name}_sum ${latency.sum}\n${name}_count ${latency.count}\n`;
+}
+
+/**
+ * The last minute's quantiles (`quantile` 0.5, 0.9, 0.99, and 1 for the max) as gauges, seconds:
+ * each within 1% of the true one, where a histogram's buckets give only their edges. No sample
+ * when no request ended in the minute.
+ */
+function lastMinute(name: string, help: string, latency: LatencySummary): string {
+  const samples: Sample[] = [];
+  const { p50, p90, p99, max } = latency;
+  for (const [quantile, ms] of [
+    ['0.5', p50],
+    ['0.9', p90],
+    ['0.99', p99],
+    ['1', max],
+  ] as const) {
+    if (ms !== null) samples.push([{ quantile }, ms / 1000]);
+  }
+  return metric(name, 'gauge', `${help}: quantiles within 1%, seconds.`, samples);
 }
 
 /**
@@ -78,12 +98,22 @@ export function metricsText(status: ProxyStatus, traffic: Traffic): string {
     histogram(
       'hotcount_request_duration_seconds',
       "Requests let through, from the head read to the response's end.",
-      traffic.total,
+      traffic.total.histogram,
     ),
     histogram(
       'hotcount_upstream_duration_seconds',
       "Requests let through, from sent upstream to the upstream's response in full.",
-      traffic.upstream,
+      traffic.upstream.histogram,
+    ),
+    lastMinute(
+      'hotcount_request_duration_last_minute_seconds',
+      "Requests let through in the last minute, from the head read to the response's end",
+      status.latencyMs.total,
+    ),
+    lastMinute(
+      'hotcount_upstream_duration_last_minute_seconds',
+      "Requests let through in the last minute, from sent upstream to the upstream's response in full",
+      status.latencyMs.upstream,
     ),
     metric('hotcount_inflight', 'gauge', 'Requests in progress through the proxy.', [
       [{}, status.inflight],

@@ -639,11 +639,11 @@ export class LimitingProxy {
   get memoryBytes(): {
     /** Bytes of every limit's sketches. */
     limits: number;
-    /** Bytes of the sketches that find each limit's hot keys, for the status page. */
+    /** Bytes of the status page's sketches: each limit's hot keys, and the latencies. */
     status: number;
   } {
     let limits = 0;
-    let status = 0;
+    let status = this.traffic.total.memoryBytes + this.traffic.upstream.memoryBytes;
     for (const limit of this.limits) {
       limits += limit.memoryBytes;
       status += limit.hot.memoryBytes;

@@ -31,8 +31,8 @@ export const STATUS_PAGE = `<!doctype html>
   <div class="card"><span class="rate_limited">rate limited (429) /s</span><b id="rate_limited">-</b></div>
   <div class="card"><span class="inflight_limited">inflight limited (503) /s</span><b id="inflight_limited">-</b></div>
   <div class="card"><span>in progress</span><b id="inflight">-</b></div>
-  <div class="card"><span>p50 / p99, last minute</span><b id="latency">-</b></div>
-  <div class="card"><span>upstream p50 / p99</span><b id="upstream-latency">-</b></div>
+  <div class="card"><span>p50 / p90 / p99, last minute, &plusmn;1%</span><b id="latency">-</b></div>
+  <div class="card"><span>upstream p50 / p90 / p99</span><b id="upstream-latency">-</b></div>
   <div class="card"><span>sketch memory</span><b id="memory">-</b></div>
 </div>
 <h2>Requests per second, last minute</h2>
@@ -42,6 +42,7 @@ export const STATUS_PAGE = `<!doctype html>
 const OUTCOMES = [['allowed', '#2e7d32'], ['rate_limited', '#c62828'], ['inflight_limited', '#ef6c00']];
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = String(text); if (cls) e.className = cls; return e; };
 const ms = (v) => v === null ? '-' : v < 10 ? v.toFixed(2) + ' ms' : v.toFixed(0) + ' ms';
+const quantiles = (l) => l.p50 === null ? '-' : [l.p50, l.p90, l.p99].map(ms).join(' / ') + ', max ' + ms(l.max);
 const bytes = (n) => n >= 1048576 ? (n / 1048576).toFixed(1) + ' MiB' : (n / 1024).toFixed(1) + ' KiB';
 function table(caption, head, rows) {
   const t = el('table'); t.append(el('caption', caption));
@@ -70,8 +71,8 @@ function draw(s) {
   for (const [name] of OUTCOMES) document.getElementById(name).textContent = last[name];
   document.getElementById('inflight').textContent = s.inflight;
   document.getElementById('memory').textContent = bytes(s.memoryBytes.limits);
-  document.getElementById('latency').textContent = ms(s.latencyMs.total.p50) + ' / ' + ms(s.latencyMs.total.p99);
-  document.getElementById('upstream-latency').textContent = ms(s.latencyMs.upstream.p50) + ' / ' + ms(s.latencyMs.upstream.p99);
+  document.getElementById('latency').textContent = quantiles(s.latencyMs.total);
+  document.getElementById('upstream-latency').textContent = quantiles(s.latencyMs.upstream);
   document.getElementById('summary').textContent = 'upstream ' + s.upstream + ', up ' + s.uptimeS + ' s; totals: ' +
     s.requests.allowed + ' allowed, ' + s.requests.rate_limited + ' rate limited, ' + s.requests.inflight_limited +
     ' inflight limited; upstream errors: ' + s.upstreamErrors.refused + ' refused, ' + s.upstreamErrors.timeout + ' timed out';

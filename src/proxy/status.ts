@@ -2,6 +2,7 @@
  * The proxy's state as data: what /status serves as JSON, the status page draws, and /metrics
  * writes in Prometheus' text format.
  */
+import type { LatencySummary } from './latency.js';
 import type { LimitingProxy } from './proxy.js';
 import type { Outcome, SecondCounts } from './traffic.js';
 
@@ -96,22 +97,15 @@ export interface ProxyStatus {
   connectionsRefused: number;
   /** Requests in progress through the proxy now, open upgrades included. */
   inflight: number;
-  /** Durations over the last minute, milliseconds (null before any request). */
+  /**
+   * Durations over the last minute (60 to 65 s), milliseconds: p50, p90 and p99 each within 1%
+   * of the true quantile, and the max; each null when no request ended in it.
+   */
   latencyMs: {
     /** From the request's head read to the response's end (or the client gone). */
-    total: {
-      /** Median, milliseconds. */
-      p50: number | null;
-      /** 99th percentile, milliseconds. */
-      p99: number | null;
-    };
+    total: LatencySummary;
     /** From the request sent upstream to the upstream's response received in full. */
-    upstream: {
-      /** Median, milliseconds. */
-      p50: number | null;
-      /** 99th percentile, milliseconds. */
-      p99: number | null;
-    };
+    upstream: LatencySummary;
   };
   /** The last minute, second by second, oldest first. */
   perSecond: SecondCounts[];
@@ -119,7 +113,7 @@ export interface ProxyStatus {
   memoryBytes: {
     /** Bytes of every limit's sketches. */
     limits: number;
-    /** Bytes of the sketches that find each limit's hot keys, for the status page. */
+    /** Bytes of the status page's sketches: each limit's hot keys, and the latencies. */
     status: number;
   };
   /** Each limit's status, in the order of the options' `limits`. */
@@ -140,8 +134,8 @@ export function statusOf(proxy: LimitingProxy): ProxyStatus {
     connectionsRefused: traffic.connectionsRefused,
     inflight: traffic.inflight,
     latencyMs: {
-      total: { p50: traffic.total.quantileMs(0.5), p99: traffic.total.quantileMs(0.99) },
-      upstream: { p50: traffic.upstream.quantileMs(0.5), p99: traffic.upstream.quantileMs(0.99) },
+      total: traffic.total.lastMinute(),
+      upstream: traffic.upstream.lastMinute(),
     },
     perSecond: traffic.history(),
     memoryBytes: proxy.memoryBytes,

@@ -18,7 +18,7 @@
  * value seen, which only brings it closer. Merging two sketches of the same parameters adds
  * their counts: the result is the sketch of both sets of values (section 2.2).
  */
-import { rangeError, typeError } from '../errors.js';
+import { checkOptionNames, rangeError, typeError } from '../errors.js';
 
 /** Options of `new QuantileSketch`. */
 export interface QuantileSketchOptions {
@@ -48,6 +48,10 @@ export class QuantileSketch {
   private largest = Number.NEGATIVE_INFINITY;
 
   constructor(options: QuantileSketchOptions = {}) {
+    if (options === null || typeof options !== 'object') {
+      throw typeError('options', 'an object', options);
+    }
+    checkOptionNames('options', options, ['relativeAccuracy', 'minValue', 'maxValue']);
     const { relativeAccuracy = 0.01, minValue = 0.001, maxValue = 1e7 } = options;
     checkNumber('relativeAccuracy', relativeAccuracy);
     if (!(relativeAccuracy > 0 && relativeAccuracy < 1)) {

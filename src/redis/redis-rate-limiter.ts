@@ -27,6 +27,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { checkClock, readClock } from '../clock.js';
 import { checkOptionNames, integerIn, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import type { GcraGrid } from '../limits/gcra.js';
@@ -41,7 +42,6 @@ import {
   slidingCeiling,
   slidingDecision,
 } from '../limits/rate-limiter.js';
-import { checkClock, readClock } from '../limits/windows.js';
 import { SATURATED } from '../sketch/counters.js';
 import { clamp } from './delta.js';
 import { LocalFirstWindows } from './local-first-windows.js';

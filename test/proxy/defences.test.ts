@@ -8,6 +8,7 @@ import { type IncomingMessage, request } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { requestFields } from '../../src/proxy/fields.js';
+import { BUCKETS_S } from '../../src/proxy/histogram.js';
 import { LimitingProxy, type ProxyOptions, statusOf } from '../../src/proxy/index.js';
 import { Latency } from '../../src/proxy/latency.js';
 import { listen } from '../helpers/http.js';
@@ -377,21 +378,28 @@ test('a client that goes away mid-request: the upstream is cut, not counted as i
   }
 });
 
-test('Latency: quantiles of the last minute from the buckets, within the bucket they fall in', () => {
+test('Latency: the histogram since the start, and the quantiles of the last minute within 1%', () => {
   let now = 1_000_000;
   const latency = new Latency(() => now);
-  assert.equal(latency.quantileMs(0.5), null);
+  assert.deepEqual(latency.lastMinute(), { p50: null, p90: null, p99: null, max: null });
   for (let i = 0; i < 98; i++) latency.observe(3); // the 0.0025..0.005 s bucket
   latency.observe(700);
   latency.observe(800); // the 0.5..1 s bucket
-  const p50 = latency.quantileMs(0.5) as number;
-  assert.ok(p50 > 2.5 && p50 <= 5, `p50 ${p50}`);
-  const p99 = latency.quantileMs(0.99) as number;
-  assert.ok(p99 > 500 && p99 <= 1000, `p99 ${p99}`);
+  const { p50, p90, p99, max } = latency.lastMinute();
+  const near = (got: number | null, want: number) =>
+    assert.ok(got !== null && Math.abs(got - want) <= 0.01 * want, `${got} against ${want}`);
+  near(p50, 3);
+  near(p90, 3);
+  near(p99, 700); // rank floor(0.99 * 99) = 98 of 0..99
+  assert.equal(max, 800);
+  near(latency.quantileMs(0.995), 700);
+  // The histogram for scrapers: bucket counts, sum and count since the start.
+  assert.equal(latency.histogram.counts[BUCKETS_S.indexOf(0.005)], 98);
+  assert.equal(latency.histogram.counts[BUCKETS_S.indexOf(1)], 2);
   assert.equal(latency.count, 100);
-  assert.ok(Math.abs(latency.sum - (98 * 0.003 + 1.5)) < 1e-9);
-  // A minute on, the window has let them go; the totals since the start have not.
-  now += 62_000;
+  assert.ok(Math.abs(latency.histogram.sum - (98 * 0.003 + 1.5)) < 1e-9);
+  // A minute and a step on, the window has let them go; the totals since the start have not.
+  now += 65_000;
   assert.equal(latency.quantileMs(0.5), null);
   assert.equal(latency.count, 100);
 });

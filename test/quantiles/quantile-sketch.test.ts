@@ -97,6 +97,11 @@ test('bad options and values get a TypeError or RangeError naming them', () => {
     name: 'RangeError',
     message: /buckets/,
   });
+  assert.throws(() => new QuantileSketch({ relativeAcuracy: 0.02 } as never), {
+    name: 'TypeError',
+    message: /relativeAcuracy is not an option \(did you mean relativeAccuracy\?\)/,
+  });
+  assert.throws(() => new QuantileSketch(null as never), { name: 'TypeError', message: /options/ });
   const sketch = new QuantileSketch();
   for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
     assert.throws(() => sketch.add(bad), { name: 'RangeError', message: /value/ });
