@@ -28,6 +28,7 @@ import {
 } from './measure.js';
 import { memorySuite } from './memory.js';
 import { proxySuite } from './proxy.js';
+import { quantilesSuite } from './quantiles.js';
 import { redisSuite } from './redis.js';
 import { runtimesSuite } from './runtimes.js';
 import { sharedSuite } from './shared.js';
@@ -46,6 +47,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['http', httpSuite],
   ['http-keys', httpKeysSuite],
   ['proxy', proxySuite],
+  ['quantiles', quantilesSuite],
   ['redis', redisSuite],
   ['runtimes', runtimesSuite],
 ];
