@@ -75,10 +75,50 @@ export function measure(command: string[]): Run {
   return { ...result, output: readFileSync(outputFile, 'utf8') };
 }
 
+interface TopRow {
+  key: string;
+  count: number;
+  lowerBound: number;
+}
+
 /** key -> count of the top 20 of each tool. */
 function topOfHotcount(output: string): Map<string, number> {
-  const parsed = JSON.parse(output) as { top: { key: string; count: number }[] };
+  const parsed = JSON.parse(output) as { top: TopRow[] };
   return new Map(parsed.top.map((row) => [row.key, row.count]));
+}
+
+/** The output but its time, which is the one field meant to differ from run to run. */
+function withoutTime(output: string): string {
+  return JSON.stringify({ ...JSON.parse(output), seconds: undefined });
+}
+
+/**
+ * Of the top rows of `one`, those whose lower bound `other` gives too (and of those, the ones
+ * exact in both); of the others, the largest gap between the two lower bounds, in lines and as
+ * a share of the count.
+ */
+function sameBounds(
+  one: string,
+  other: string,
+): { same: number; exact: number; rows: number; gap: number; share: number } {
+  const rows = (JSON.parse(one) as { top: TopRow[] }).top;
+  const theirs = new Map((JSON.parse(other) as { top: TopRow[] }).top.map((row) => [row.key, row]));
+  let same = 0;
+  let exact = 0;
+  let gap = 0;
+  let share = 0;
+  for (const row of rows) {
+    const found = theirs.get(row.key);
+    if (found === undefined) continue;
+    if (found.lowerBound === row.lowerBound) {
+      same++;
+      if (row.lowerBound === row.count && found.lowerBound === found.count) exact++;
+    } else {
+      gap = Math.max(gap, Math.abs(row.lowerBound - found.lowerBound));
+      share = Math.max(share, Math.abs(row.lowerBound - found.lowerBound) / row.count);
+    }
+  }
+  return { same, exact, rows: rows.length, gap, share };
 }
 
 function topOfSort(output: string): Map<string, number> {
@@ -127,6 +167,10 @@ export const cliSuite: Suite = async (options) => {
   );
   const sameTopCounts =
     sameTopKeys && twoTops.every((top) => [...top].every(([key, n]) => oneTop.get(key) === n));
+  // Issue 34: the same input and options, the same output, whatever the scheduling.
+  const sameRuns = (runs: Run[]) =>
+    runs.filter((run) => withoutTime(run.output) === withoutTime(runs[0].output)).length;
+  const bounds = sameBounds(ours[0].output, twos[0].output);
   return [
     {
       case: `hotcount top --threads 2 vs --threads 1 (${workload}): time`,
@@ -147,6 +191,23 @@ export const cliSuite: Suite = async (options) => {
           : 'different keys or order',
       target: 'same top 20',
       met: sameTopKeys,
+    },
+    {
+      case: 'hotcount top, --threads 1 and --threads 2: the same output (JSON, its seconds aside) run after run',
+      measured:
+        `--threads 2: ${sameRuns(twos)} of ${twos.length} runs as the first; ` +
+        `--threads 1: ${sameRuns(ours)} of ${ours.length}`,
+      target: 'every run the same',
+      met: sameRuns(twos) === twos.length && sameRuns(ours) === ours.length,
+    },
+    {
+      case: 'hotcount top --threads 2 vs --threads 1: lower bounds of the top 20',
+      measured:
+        `${bounds.same} of ${bounds.rows} keys with the same lower bound ` +
+        `(${bounds.exact} exact in both); the others at most ${bounds.gap} lines apart ` +
+        `(${(bounds.share * 100).toPrecision(2)}% of the count)`,
+      target: 'report only',
+      met: null,
     },
     {
       case: `hotcount top vs LC_ALL=C sort | uniq -c | sort -rn | head (${workload}): time`,

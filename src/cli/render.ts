@@ -102,7 +102,7 @@ export function* renderTable(summary: Summary, keyWidth: number): Generator<stri
     '',
     `${number.format(summary.total)} lines counted` +
       (reasons.length > 0 ? `; skipped: ${reasons.join(', ')}` : '') +
-      ` (${summary.seconds.toFixed(2)} s).`,
+      '.',
     'count is an upper bound: the true count is at most count, and at least what "true count"',
     'says ("exact" when the two meet).',
   ];

@@ -4,7 +4,7 @@
  */
 import { createReadStream } from 'node:fs';
 import type { ChunkHasher } from '../engine/chunk-hasher.js';
-import { HeavyHitters } from '../heavy-hitters/heavy-hitters.js';
+import { HeavyHitters, type HeavyHittersTable } from '../heavy-hitters/heavy-hitters.js';
 import type { SketchHasher } from '../sketch/count-min.js';
 import { readError } from './errors.js';
 import { FIELD, FieldPicker, NO_FIELD } from './fields.js';
@@ -22,6 +22,14 @@ export interface CountOptions {
   /** Skip lines without the delimiter (cut's -s) instead of counting them whole. */
   onlyDelimited: boolean;
   epsilon: number | undefined;
+}
+
+/** A part counted by one TopCounter, to combine into another's heavy hitters. */
+export interface CountedPart {
+  /** The heavy hitters' table, with their sketch. */
+  table: HeavyHittersTable;
+  /** Lines skipped, by reason. */
+  skipped: Skipped;
 }
 
 /** Told how many bytes were counted, chunk by chunk. */
@@ -57,13 +65,21 @@ export class TopCounter {
    * Hashes each key where it lies in the chunk (copied into the engine once per chunk), or
    * the sketch's own hasher where the engine cannot run.
    */
-  private readonly chunks: ChunkHasher | undefined;
+  readonly chunks: ChunkHasher | undefined;
 
-  /** `hitters`: where to count; default, new ones. */
-  constructor(options: CountOptions, hitters: HeavyHitters = createHitters(options)) {
+  /**
+   * `hitters`: where to count; default, new ones. `chunks`: a chunk hasher made with the
+   * hitters' secret (another counter's, so that each piece of top-threads.ts does not make an
+   * engine memory of its own); default, one of their sketch's.
+   */
+  constructor(
+    options: CountOptions,
+    hitters: HeavyHitters = createHitters(options),
+    chunks: ChunkHasher | undefined = hitters.sketch.chunkHasher(CHUNK_BYTES),
+  ) {
     this.hitters = hitters;
     // The largest chunk the inputs are read in; a larger one (from a pipe, never) is hashed in JS.
-    this.chunks = hitters.sketch.chunkHasher(CHUNK_BYTES);
+    this.chunks = chunks;
     const hasher: Pick<SketchHasher, 'h1' | 'h2' | 'hashBytes'> =
       this.chunks ?? hitters.sketch.hasher;
     const count = (bytes: Uint8Array, start: number, end: number) => {
@@ -112,20 +128,18 @@ export class TopCounter {
     }
   }
 
-  /**
-   * Takes pieces of files (lists of segments) in turn with the other threads, through the
-   * shared counter `next`, and counts each until none is left (top-threads.ts).
-   */
-  async countPieces(pieces: Segment[][], next: Int32Array, progress?: ProgressSink): Promise<void> {
-    for (;;) {
-      const piece = Atomics.add(next, 0, 1);
-      if (piece >= pieces.length) return;
-      for (const { file, start, end } of pieces[piece]) {
-        // One stream per segment: its last line (cut at a line start) does not join the next.
-        const source = createReadStream(file, { start, end: end - 1, highWaterMark: CHUNK_BYTES });
-        await this.count(file, source, progress);
-      }
+  /** Counts the segments of one piece of the files, in order (top-threads.ts). */
+  async countSegments(segments: Segment[], progress?: ProgressSink): Promise<void> {
+    for (const { file, start, end } of segments) {
+      // One stream per segment: its last line (cut at a line start) does not join the next.
+      const source = createReadStream(file, { start, end: end - 1, highWaterMark: CHUNK_BYTES });
+      await this.count(file, source, progress);
     }
+  }
+
+  /** What another thread's counter combines of this one: its table (and sketch), its skips. */
+  counted(): CountedPart {
+    return { table: this.hitters.table(), skipped: this.skipped };
   }
 
   /** Counts `inputs` one after another (inputs.ts reads them). */
@@ -154,5 +168,33 @@ export class TopCounter {
       errorBound: sketch.errorBound,
       seconds,
     };
+  }
+}
+
+/**
+ * Takes pieces in turn with the other threads, through the shared counter `next`, and counts
+ * each into heavy hitters of its own (made with `secret`), handing each to `counted`.
+ */
+export async function countPieces(
+  options: CountOptions,
+  secret: Uint8Array,
+  pieces: Segment[][],
+  next: Int32Array,
+  counted: (part: CountedPart) => void,
+  progress?: ProgressSink,
+): Promise<void> {
+  let chunks: ChunkHasher | undefined;
+  for (;;) {
+    const piece = Atomics.add(next, 0, 1);
+    if (piece >= pieces.length) return;
+    const hitters = createHitters(options, secret);
+    const part = new TopCounter(
+      options,
+      hitters,
+      chunks ?? hitters.sketch.chunkHasher(CHUNK_BYTES),
+    );
+    chunks = part.chunks;
+    await part.countSegments(pieces[piece], progress);
+    counted(part.counted());
   }
 }

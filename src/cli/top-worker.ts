@@ -1,13 +1,11 @@
 /**
  * One worker thread of `hotcount top --threads N`: takes pieces of the files in turn (with the
- * other workers) and counts them into heavy hitters of its own, then posts their table, which
- * brings their sketch (see top-threads.ts).
+ * other threads), counts each into heavy hitters of its own and posts their table, which brings
+ * their sketch (see top-threads.ts).
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import type { HeavyHittersTable } from '../index.js';
-import type { Skipped } from './render.js';
 import type { Segment } from './split.js';
-import { type CountOptions, createHitters, TopCounter } from './top-counter.js';
+import { type CountedPart, type CountOptions, countPieces } from './top-counter.js';
 
 export interface TopWorkerData extends CountOptions {
   /** The secret of every thread's heavy hitters, so that their tables and sketches combine. */
@@ -22,7 +20,8 @@ export interface TopWorkerData extends CountOptions {
 
 export type TopWorkerMessage =
   | { kind: 'progress'; bytes: number }
-  | { kind: 'done'; table: HeavyHittersTable; skipped: Skipped }
+  | ({ kind: 'piece' } & CountedPart)
+  | { kind: 'done' }
   | { kind: 'error'; message: string };
 
 function post(message: TopWorkerMessage): void {
@@ -30,18 +29,24 @@ function post(message: TopWorkerMessage): void {
 }
 
 async function run(data: TopWorkerData): Promise<void> {
-  const counter = new TopCounter(data, createHitters(data, data.secret));
   const progress = data.progress
     ? { advance: (bytes: number) => post({ kind: 'progress', bytes }) }
     : undefined;
   try {
-    await counter.countPieces(data.pieces, data.next, progress);
+    await countPieces(
+      data,
+      data.secret,
+      data.pieces,
+      data.next,
+      (part) => post({ kind: 'piece', ...part }),
+      progress,
+    );
   } catch (error) {
     // Already "cannot read 'file': why", as one thread would say it.
     post({ kind: 'error', message: (error as Error).message });
     return;
   }
-  post({ kind: 'done', table: counter.hitters.table(), skipped: counter.skipped });
+  post({ kind: 'done' });
 }
 
 if (!isMainThread) await run(workerData as TopWorkerData);

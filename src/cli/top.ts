@@ -34,9 +34,11 @@ Options:
   -s, --only-delimited with -d: skip lines without D (as cut -s; by default such a line is
                        its own field, as cut prints it)
       --epsilon E      sketch error as a fraction of the lines counted (default: width 16384)
-      --threads N      count the FILEs in N threads, a sketch each, merged (default 1; at
-                       most the number of cores, ${availableParallelism()} here: more is cut to that).
-                       Pipes, devices and standard input are read whole by one reader.
+      --threads N      count the FILEs in N threads, in 16 pieces with a sketch each, merged
+                       (default 1; at most the number of cores, ${availableParallelism()} here: more
+                       is cut to that). Pipes, devices and standard input are read whole by one
+                       reader. The same output every run; lower bounds may be looser than
+                       one thread's (see the guide).
       --key-width N    cut keys to N characters in the table, marked with … (default
                        ${DEFAULT_KEY_WIDTH}; 0: never cut)
       --json           print JSON instead of a table (keys exact, hex when not UTF-8)
@@ -247,5 +249,10 @@ export async function runTop(options: TopOptions): Promise<void> {
     progress?.finish();
   }
   const summary = counter.summary((performance.now() - started) / 1000);
+  // The time is the one thing that changes from run to run: off the table, so that the same
+  // input prints the same bytes, and said where the progress bar was.
+  if (process.stderr.isTTY) {
+    process.stderr.write(`hotcount: counted in ${summary.seconds.toFixed(2)} s\n`);
+  }
   await writeOut(options.json ? renderJson(summary) : renderTable(summary, options.keyWidth));
 }

@@ -57,6 +57,7 @@ import {
 import { SATURATED } from '../sketch/counters.js';
 import { SharedCounters } from '../sketch/shared-counters.js';
 import { ExactTable, entryId } from './exact-table.js';
+import { compareKeys } from './key-order.js';
 
 /** Options of `new HeavyHitters`: k, the table's size and threshold, and the sketch's. */
 export interface HeavyHittersOptions extends CountMinOptions {
@@ -544,7 +545,10 @@ export class HeavyHitters {
     return table.size < table.capacity || estimate > table.smallestUpper();
   }
 
-  /** The `n` (default k) heaviest tracked keys of every part combined, by count, descending. */
+  /**
+   * The `n` (default k) heaviest tracked keys of every part combined: by count descending, then
+   * lowerBound descending, then the key's bytes ascending (key-order.ts), as `sort` would.
+   */
   top(n: number = this.k): HeavyHitter[] {
     integerIn('n', n, 0, MAX_CAPACITY);
     if (this.aging !== null) this.age(0);
@@ -564,7 +568,10 @@ export class HeavyHitters {
         rows.push(this.row(key, exact, upper, incomplete === incompleteParts));
       }
     }
-    rows.sort((a, b) => b.count - a.count || b.lowerBound - a.lowerBound);
+    // Ties broken by the key, so that the list never depends on the order keys were met in.
+    rows.sort(
+      (a, b) => b.count - a.count || b.lowerBound - a.lowerBound || compareKeys(a.key, b.key),
+    );
     return rows.slice(0, n);
   }
 

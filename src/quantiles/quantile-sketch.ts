@@ -33,10 +33,17 @@ export interface QuantileSketchOptions {
 /** The most buckets a sketch may ask for: 8 MiB of counts. */
 const MAX_BUCKETS = 1 << 20;
 
+/**
+ * Quantiles of the values added, each within `relativeAccuracy` of the exact one for values in
+ * [minValue, maxValue], in memory fixed by those three (see the top comment for the guarantee).
+ * TypeError or RangeError naming the option for bad options.
+ */
 export class QuantileSketch {
   /** alpha, the relative error of every quantile in range. */
   readonly relativeAccuracy: number;
+  /** The least value tracked with the guarantee; below it a value reads as 0. */
   readonly minValue: number;
+  /** The largest value tracked with the guarantee; above it, as the largest seen. */
   readonly maxValue: number;
   private readonly lnGamma: number;
   private readonly gamma: number;

@@ -147,6 +147,42 @@ test('--threads N reports what one thread reports, across files, CRLF, empty lin
   assert.deepEqual(json([...field, '--threads', '3']).top, json(field).top);
 });
 
+test('the same file prints the same bytes every run, whatever the threads do; ties in key order', () => {
+  // 97 keys tie at 2,062 (line i is key i % 97), more than a table of 12 (-k 3) holds: which
+  // keys a table holds depends on where its piece starts, and which thread counts which piece
+  // on the scheduling (issue 34: 9 outputs in 40 runs on Node 26).
+  const lines: string[] = [];
+  for (let i = 0; i < 200_000; i++) lines.push(`key-${i % 97}`);
+  const ties = file('ties.log', `${lines.join('\n')}\n`);
+  const args = ['top', '-k', '3', '--threads', '2', ties];
+  const first = hotcount(args);
+  assert.equal(first.status, 0, first.stderr);
+  for (let run = 2; run <= 40; run++)
+    assert.equal(hotcount(args).stdout, first.stdout, `run ${run}`);
+  // Tied counts in the order sort gives their bytes, in one thread or two; each count is the
+  // true one, and a lower bound, if looser than one thread's, is still a bound.
+  const one = json(['top', '-k', '3', ties]);
+  const two = json(args);
+  for (const out of [one, two]) {
+    assert.deepEqual(
+      out.top.map((row) => [row.key, row.count]),
+      [
+        ['key-0', 2062],
+        ['key-1', 2062],
+        ['key-10', 2062],
+      ],
+    );
+  }
+  for (const [i, row] of two.top.entries()) {
+    assert.ok(row.lowerBound <= one.top[i].lowerBound && row.lowerBound > 0, `${row.key}`);
+  }
+  // Where the tables hold every key (-k 30: 120 slots for 97 keys), the threads print what one
+  // thread prints, byte for byte.
+  const held = hotcount(['top', '-k', '30', ties]);
+  assert.equal(hotcount(['top', '-k', '30', '--threads', '2', ties]).stdout, held.stdout);
+  assert.match(held.stdout, /\bkey-0\s+2,062\s+exact\b/);
+});
+
 test('--threads: standard input keeps one reader; bad counts and missing files are refused', () => {
   assert.deepEqual(
     json(['top', '--threads', '4'], 'a\nb\na\n').top.map((row) => [row.key, row.count]),

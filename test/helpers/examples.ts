@@ -13,6 +13,9 @@ export const EXPECTED: Record<string, RegExp> = {
     /^ok, ok, ok, ok, ok, 429 \(retry in \d+ ms\), 429 \(retry in \d+ ms\)\nthird: 503\nin progress after release: 0\n$/,
   'proxy.ts': /^200 200 200 429\n$/,
   'redis.ts': /^200 200 429\n$/,
+  // Within 1% of the exact p50 (30) and p99 (1,200), and never above the largest value.
+  'quantiles.ts':
+    /^p50 (29\.[7-9]|30\.[0-3]) ms, p99 (11(8[89]|9\d)\.\d|1200\.0) ms, max 1200 ms of 1000\n$/,
 };
 
 /** The examples that use only the core and the node:http middleware (Bun and Deno run them). */
@@ -22,4 +25,5 @@ export const CORE_EXAMPLES = [
   'heavy-hitters.ts',
   'http.ts',
   'limits.ts',
+  'quantiles.ts',
 ];
