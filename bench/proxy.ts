@@ -13,7 +13,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { SERVER_DEFAULTS } from '../src/proxy/proxy.js';
+import { SERVER_DEFAULTS } from '../src/proxy/limiting-proxy.js';
 import { loadRatioRow, type Load as RequestsLoad } from './load-rows.js';
 import { type BenchOptions, median, type Row } from './measure.js';
 import { BODY_BYTES, type ProxyCase } from './proxy-server.js';

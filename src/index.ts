@@ -39,13 +39,7 @@ export type { WindowsHandle as RateHandle } from './limits/windows.js';
 export { QuantileSketch, type QuantileSketchOptions } from './quantiles/quantile-sketch.js';
 export { SlidingQuantiles, type SlidingQuantilesOptions } from './quantiles/sliding-quantiles.js';
 export type { AgingHandle } from './sketch/aging.js';
-export {
-  type CountMinOptions,
-  CountMinSketch,
-  type EngineName,
-  type Keys,
-  type SketchHandle,
-} from './sketch/count-min.js';
+export { CountMinSketch } from './sketch/count-min.js';
 export { SATURATED } from './sketch/counters.js';
 export {
   DEFAULT_DEPTH,
@@ -54,3 +48,4 @@ export {
   MAX_COUNTERS,
 } from './sketch/dimensions.js';
 export { FORMAT_VERSION } from './sketch/format.js';
+export type { CountMinOptions, EngineName, Keys, SketchHandle } from './sketch/sketch-options.js';

@@ -1,8 +1,9 @@
 /**
  * The layers of ../shared/STYLE.md, as the code has them: every import between two folders of
  * src/ points down (errors.ts, hash, engine, sketch, then what is built on the sketch, then the
- * public core API, then the integrations, the proxy and the command), and no module imports
- * itself back through others. Read from the TypeScript sources, so a new arrow against the
+ * public core API, then the integrations, the proxy and the command), no module imports
+ * itself back through others, and an integration reaches the core only through its front door
+ * (index.ts, or core.ts, the door made for integrations). Read from the TypeScript sources, so a new arrow against the
  * layers, or a circle, fails here before anyone draws it.
  */
 import assert from 'node:assert/strict';
@@ -24,6 +25,7 @@ const LAYERS: Record<string, number> = {
   'heavy-hitters': 4,
   limits: 4,
   'index.ts': 5,
+  'core.ts': 5,
   redis: 6,
   http: 6,
   proxy: 7,
@@ -76,6 +78,28 @@ test('every import between parts of src/ points down', () => {
     }
   }
   assert.deepEqual(upward, []);
+});
+
+/** The parts below the front door: the core. Every part above it is an integration. */
+const FRONT_DOOR = LAYERS['index.ts'];
+const DOORS = new Set(['index.ts', 'core.ts']);
+
+test('an integration imports the core only through index.ts or core.ts, never a core file', () => {
+  const around: string[] = [];
+  for (const [file, imports] of graph) {
+    if (LAYERS[partOf(file)] <= FRONT_DOOR) continue;
+    for (const target of imports) {
+      const to = partOf(target);
+      if (LAYERS[to] <= FRONT_DOOR && !DOORS.has(to)) {
+        around.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+  }
+  assert.deepEqual(around, []);
+  // The rule holds for folders added later too: a part above the door is an integration.
+  assert.ok(
+    Object.entries(LAYERS).every(([part, layer]) => layer !== FRONT_DOOR || DOORS.has(part)),
+  );
 });
 
 test('no module imports itself back through others', () => {

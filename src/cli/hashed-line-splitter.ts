@@ -7,7 +7,7 @@
  * chunks, and chunks the engine cannot take, go through the LineSplitter's own path, hashed by
  * the same keyed hash.
  */
-import type { ChunkHasher } from '../engine/chunk-hasher.js';
+import type { ChunkHasher } from '../core.js';
 import { LineSplitter } from './line-splitter.js';
 
 /** A line found, its bytes `bytes[start..end)`, already hashed to (h1, h2). */

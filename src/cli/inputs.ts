@@ -17,7 +17,7 @@ import {
   type Stats,
   statSync,
 } from 'node:fs';
-import { InputError, inputName, readError } from './errors.js';
+import { InputError, inputName, readError } from './failures.js';
 
 export interface Input {
   /** As given: a path, or `-` for standard input. */

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-/** The `hotcount` command. Failures: one line on stderr and an exit code by kind (errors.ts). */
+/** The `hotcount` command. Failures: one line on stderr and an exit code by kind (failures.ts). */
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
-import { InputError, reason, UsageError } from './errors.js';
+import { InputError, reason, UsageError } from './failures.js';
 import { parseTopArgs, runTop, TOP_USAGE, writeOut } from './top.js';
 
 const USAGE = `Usage: hotcount <command> [options]

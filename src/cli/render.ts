@@ -6,7 +6,7 @@
  * `keyWidth` characters; JSON carries the key exactly when it is valid UTF-8, and its bytes in
  * hex otherwise.
  */
-import type { HeavyHitter } from '../heavy-hitters/heavy-hitters.js';
+import type { HeavyHitter } from '../core.js';
 import { CUT_MARK, displayKey, keyText } from './escape.js';
 
 /** Why lines were not counted; each is a count of lines. */

@@ -8,7 +8,7 @@
  * block at a time, so a cut costs one block read unless a line is longer than a block.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { readError } from './errors.js';
+import { readError } from './failures.js';
 
 /** Bytes `start` (inclusive) to `end` (exclusive) of `file`. */
 export interface Segment {

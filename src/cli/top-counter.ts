@@ -3,11 +3,10 @@
  * hitters, in one thread. `--threads` runs one per worker (top-threads.ts).
  */
 import { createReadStream } from 'node:fs';
-import type { ChunkHasher } from '../engine/chunk-hasher.js';
-import { HeavyHitters, type HeavyHittersTable } from '../heavy-hitters/heavy-hitters.js';
-import type { SketchHasher } from '../sketch/count-min.js';
-import { readError } from './errors.js';
-import { FIELD, FieldPicker, NO_FIELD } from './fields.js';
+import type { ChunkHasher, SketchHasher } from '../core.js';
+import { HeavyHitters, type HeavyHittersTable } from '../core.js';
+import { readError } from './failures.js';
+import { FIELD, FieldPicker, NO_FIELD } from './field-picker.js';
 import { HashedLineSplitter } from './hashed-line-splitter.js';
 import { CHUNK_BYTES, type Input, readInput } from './inputs.js';
 import { LineSplitter } from './line-splitter.js';

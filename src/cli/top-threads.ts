@@ -29,8 +29,8 @@
  * read whole by the main thread first, into a part of their own, before it takes pieces.
  */
 import { Worker } from 'node:worker_threads';
-import { randomSecret } from '../hash/secret.js';
-import { InputError } from './errors.js';
+import { randomSecret } from '../core.js';
+import { InputError } from './failures.js';
 import type { Input } from './inputs.js';
 import { addSkipped } from './render.js';
 import { splitFiles } from './split.js';

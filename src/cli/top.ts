@@ -7,8 +7,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { resolveDimensions } from '../sketch/dimensions.js';
-import { UsageError } from './errors.js';
+import { resolveDimensions } from '../core.js';
+import { UsageError } from './failures.js';
 import { type Input, openInputs } from './inputs.js';
 import { MAX_LINE_BYTES } from './line-splitter.js';
 import { Progress } from './progress.js';

@@ -81,7 +81,7 @@ export class ChunkHasher {
 
   /**
    * Finds and hashes the lines of the loaded chunk's bytes [start, start + length) (see
-   * hashLines in tools/build-engine.mjs): up to `records.length / 4` of them into `records`;
+   * hashLines in tools/engine/hash-lines.mjs): up to `records.length / 4` of them into `records`;
    * returns how many. `consumed` then says where the first line not handed over starts,
    * `emptyLines` how many empty lines were skipped.
    */

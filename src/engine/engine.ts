@@ -30,14 +30,14 @@ import {
   TAG_STRING,
 } from '../hash/key-hasher.js';
 import { LOCAL_ENGINE, SHARED_ENGINE } from './engine-bytes.js';
-import { LOCAL_LAYOUT, SHARED_LAYOUT } from './layout.js';
+import { LOCAL_LAYOUT, SHARED_LAYOUT, STEP_LAYOUT } from './layout.js';
 import { engineAvailable } from './memory.js';
 
 export { engineAvailable } from './memory.js';
 
 /**
  * The deepest shared conservative sketch the engine runs: it keeps each row's first read in a
- * local (see tools/build-engine.mjs, sharedRaise); a deeper one runs the JS rule.
+ * local (see tools/engine/shared-rules.mjs, sharedRaise); a deeper one runs the JS rule.
  */
 export const SHARED_CONSERVATIVE_DEPTH = 8;
 
@@ -59,18 +59,10 @@ type Update = (key: number, delta: number) => number;
 type UpdateHash = (h1: number, h2: number, delta: number) => number;
 type UpdateBytes = (ptr: number, length: number, tag: number, delta: number) => number;
 type UpdateWithin = (h1: number, h2: number, floor: number, by: number, ceiling: number) => number;
-/** The tail of a window step's parameters (see tools/build-engine.mjs, windowSteps). */
-type StepTail = [
-  other: number,
-  floor: number,
-  floorOffset: number,
-  limit: number,
-  weight: number,
-  delta: number,
-];
-type StepNumber = (key: number, ...tail: StepTail) => number;
-type StepBytes = (ptr: number, length: number, tag: number, ...tail: StepTail) => number;
-type StepHash = (h1: number, h2: number, ...tail: StepTail) => number;
+/** A window step: after the key, the other sketch's cells and the step's slots (STEP_LAYOUT). */
+type StepNumber = (key: number, other: number, step: number) => number;
+type StepBytes = (ptr: number, length: number, tag: number, other: number, step: number) => number;
+type StepHash = (h1: number, h2: number, other: number, step: number) => number;
 type UpdateMany = (n: number, delta: number, unsigned: number) => number;
 
 interface Exports {
@@ -99,6 +91,10 @@ interface Exports {
   [layout: `layout_${string}`]: WebAssembly.Global;
   conservativeDepth: WebAssembly.Global;
 }
+
+/** What the local module's layout globals say: LOCAL_LAYOUT, and STEP_LAYOUT as step_*. */
+const LOCAL_GLOBALS: Record<string, number> = { ...LOCAL_LAYOUT };
+for (const [name, value] of Object.entries(STEP_LAYOUT)) LOCAL_GLOBALS[`step_${name}`] = value;
 
 let localModule: WebAssembly.Module | undefined;
 let sharedModule: WebAssembly.Module | undefined;
@@ -141,7 +137,7 @@ export type LocalExports = Pick<Exports, 'hashBytes' | 'hashNumber' | 'hashLines
  * and hashes the lines of a chunk.
  */
 export function localEngine(memory: WebAssembly.Memory, k0: number, k1: number): LocalExports {
-  localModule ??= compile(LOCAL_ENGINE, LOCAL_LAYOUT);
+  localModule ??= compile(LOCAL_ENGINE, LOCAL_GLOBALS);
   const exports = new WebAssembly.Instance(localModule, { hotcount: { memory } })
     .exports as unknown as Exports;
   exports.init(k0 | 0, k1 | 0, 1, 1);
@@ -153,6 +149,14 @@ export function localEngine(memory: WebAssembly.Memory, k0: number, k1: number):
  * caller (CountMinSketch) validates amounts; keys are validated here, with the reference's
  * errors. Also a hasher with KeyHasher's interface (results in `h1`, `h2`), for HeavyHitters.
  */
+/** What an engine runs: the sketch's shape, its rule and its secret's key words. */
+export interface EngineSketch {
+  readonly width: number;
+  readonly depth: number;
+  readonly conservative: boolean;
+  readonly keyWords: readonly [number, number];
+}
+
 export class Engine {
   h1 = 0;
   h2 = 0;
@@ -164,6 +168,8 @@ export class Engine {
   private readonly incrementBatch: UpdateMany;
   /** The byte address of the first cell. */
   readonly cellsAddress: number;
+  /** Where this engine's part of the memory starts (0 for a shared engine). */
+  private readonly origin: number;
   /** Bytes a key may take in the scratch area: -1 for a shared engine, which has none. */
   private readonly scratchBytes: number;
   /** The byte address of the scratch area. */
@@ -182,25 +188,23 @@ export class Engine {
   private constructor(
     memory: WebAssembly.Memory,
     shared: boolean,
-    k0: number,
-    k1: number,
-    width: number,
-    depth: number,
-    conservative: boolean,
+    sketch: EngineSketch,
     place: number,
   ) {
+    const { width, depth, conservative } = sketch;
+    const [k0, k1] = sketch.keyWords;
     this.memory = memory;
     let module: WebAssembly.Module;
     if (shared) {
       sharedModule ??= compile(SHARED_ENGINE, SHARED_LAYOUT);
       module = sharedModule;
     } else {
-      localModule ??= compile(LOCAL_ENGINE, LOCAL_LAYOUT);
+      localModule ??= compile(LOCAL_ENGINE, LOCAL_GLOBALS);
       module = localModule;
     }
     const instance = new WebAssembly.Instance(module, { hotcount: { memory } });
     const exports = instance.exports as unknown as Exports;
-    checkLayout(exports, shared ? SHARED_LAYOUT : LOCAL_LAYOUT);
+    checkLayout(exports, shared ? SHARED_LAYOUT : LOCAL_GLOBALS);
     if (shared && exports.conservativeDepth.value !== SHARED_CONSERVATIVE_DEPTH) {
       throw new Error('engine conservative depth differs from SHARED_CONSERVATIVE_DEPTH');
     }
@@ -213,6 +217,7 @@ export class Engine {
     this.scratchBytes = shared ? -1 : SCRATCH_BYTES;
     // The views below start at the origin: offsets of LOCAL_LAYOUT index them directly.
     const origin = shared ? 0 : place;
+    this.origin = origin;
     this.cellsAddress = origin + (shared ? SHARED_LAYOUT.cells : LOCAL_LAYOUT.cells);
     this.scratch = origin + LOCAL_LAYOUT.scratch;
     const buffer = memory.buffer;
@@ -234,32 +239,16 @@ export class Engine {
    * An engine over `memory`, laid out as LOCAL_LAYOUT (see layout.ts) from byte `origin` (a
    * multiple of 64).
    */
-  static local(
-    memory: WebAssembly.Memory,
-    origin: number,
-    k0: number,
-    k1: number,
-    width: number,
-    depth: number,
-    conservative: boolean,
-  ): Engine {
-    return new Engine(memory, false, k0, k1, width, depth, conservative, origin);
+  static local(memory: WebAssembly.Memory, origin: number, sketch: EngineSketch): Engine {
+    return new Engine(memory, false, sketch, origin);
   }
 
   /**
    * An engine over a shared sketch's memory (SharedCounters' layout); `word` is the total word
    * this thread adds to (see shared-counters.ts).
    */
-  static shared(
-    memory: WebAssembly.Memory,
-    k0: number,
-    k1: number,
-    width: number,
-    depth: number,
-    conservative: boolean,
-    word: number,
-  ): Engine {
-    return new Engine(memory, true, k0, k1, width, depth, conservative, word);
+  static shared(memory: WebAssembly.Memory, word: number, sketch: EngineSketch): Engine {
+    return new Engine(memory, true, sketch, word);
   }
 
   /** The sketch's rule (plain or conservative) for `by`; the estimate after it. */
@@ -306,50 +295,31 @@ export class Engine {
   }
 
   /**
-   * CountMinSketch.stepWithin in one call (a local engine, depth up to WITHIN_DEPTH): `other`
-   * is the byte address of the other sketch's cells in this memory, or -1. What it read is left
-   * in `stepOther` and `stepCeiling`.
+   * A limit's window step in one call (limits/window-step.ts; a local engine, depth up to
+   * WITHIN_DEPTH): the rule is read from the slots at byte `step` of this memory and the results
+   * written there; `other` is the byte address of the previous window's cells here, or -1.
    */
-  step(
-    key: Key,
-    other: number,
-    floor: number,
-    floorOffset: number,
-    limit: number,
-    weight: number,
-    delta: number,
-  ): number {
+  step(key: Key, other: number, step: number): number {
     const exports = this.exports;
     if (typeof key === 'number') {
       if (key - key !== 0) checkKey('key', key);
-      return exports.stepNumber(key, other, floor, floorOffset, limit, weight, delta);
+      return exports.stepNumber(key, other, step);
     }
     const length = this.keyIn(key);
     if (length <= this.scratchBytes) {
-      return exports.stepBytes(
-        this.scratch,
-        length,
-        this.scratchTag,
-        other,
-        floor,
-        floorOffset,
-        limit,
-        weight,
-        delta,
-      );
+      return exports.stepBytes(this.scratch, length, this.scratchTag, other, step);
     }
     this.hashByReference(key);
-    return exports.stepHash(this.h1, this.h2, other, floor, floorOffset, limit, weight, delta);
+    return exports.stepHash(this.h1, this.h2, other, step);
   }
 
-  /** The other sketch's estimate that the last `step` read. */
-  get stepOther(): number {
-    return this.words[LOCAL_LAYOUT.stepOther >> 2];
-  }
-
-  /** The ceiling the last `step` computed. */
-  get stepCeiling(): number {
-    return this.words[LOCAL_LAYOUT.stepCeiling >> 2];
+  /** A view of this engine's window step slots (STEP_LAYOUT), at LOCAL_LAYOUT.step. */
+  stepSlots(): Float64Array {
+    return new Float64Array(
+      this.memory.buffer,
+      this.origin + LOCAL_LAYOUT.step,
+      STEP_LAYOUT.bytes >> 3,
+    );
   }
 
   /**
@@ -490,22 +460,33 @@ export class Engine {
   }
 
   /**
-   * keys[start..start+n) (n <= BATCH_KEYS), counted with the sketch's rule or estimated; each
-   * key's result (as its single call would return it) into out[start..].
+   * keys[start..start+n) (n <= BATCH_KEYS), each counted with the sketch's rule by `delta`; each
+   * key's estimate after its own update (as its single call would return it) into out[start..].
    */
-  many(
+  incrementMany(
     keys: Int32Array | Uint32Array,
     start: number,
     n: number,
     delta: number,
-    estimateOnly: boolean,
     out: Int32Array,
   ): void {
-    const unsigned = keys instanceof Uint32Array;
-    if (unsigned) this.batchUnsigned.set(keys.subarray(start, start + n));
-    else this.batch.set(keys.subarray(start, start + n));
-    const run = estimateOnly ? this.exports.estimateMany : this.incrementBatch;
-    run(n, delta, unsigned ? 1 : 0);
+    this.incrementBatch(n, delta, this.loadBatch(keys, start, n));
     out.set(this.batch.subarray(0, n), start);
+  }
+
+  /** keys[start..start+n) (n <= BATCH_KEYS), each key's estimate into out[start..]. */
+  estimateMany(keys: Int32Array | Uint32Array, start: number, n: number, out: Int32Array): void {
+    this.exports.estimateMany(n, 0, this.loadBatch(keys, start, n));
+    out.set(this.batch.subarray(0, n), start);
+  }
+
+  /** Copies the keys into the engine's batch; 1 if they are unsigned, else 0. */
+  private loadBatch(keys: Int32Array | Uint32Array, start: number, n: number): number {
+    if (keys instanceof Uint32Array) {
+      this.batchUnsigned.set(keys.subarray(start, start + n));
+      return 1;
+    }
+    this.batch.set(keys.subarray(start, start + n));
+    return 0;
   }
 }

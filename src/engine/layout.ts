@@ -1,17 +1,18 @@
 /**
  * Where the WebAssembly engine finds a sketch's state in its memory: byte offsets that the
- * engine's modules (tools/build-engine.mjs lays them out the same way; engine.ts checks the two
- * agree at load) and the counters that view the same memory (sketch/counters.ts,
+ * engine's modules and the counters that view the same memory (sketch/counters.ts,
  * sketch/shared-counters.ts) all read from here, so that the engine, below the sketch, imports
- * nothing from it.
+ * nothing from it. The engine's generator (tools/engine/layout.mjs) reads this file too, before
+ * TypeScript is compiled, by transpiling it alone: so it imports nothing (the generator refuses
+ * it if it does). The modules export the offsets they were built with, and engine.ts checks at
+ * load that they agree with these.
  */
 
 /**
  * A local sketch, from its origin (0 unless sketches share the memory): the last hash (0-7), the
  * saturated flag (8), the volume (12), the total as an f64 (16), what the engine's line hashing
- * reports (24, 28: see chunk-hasher.ts), what a window step read (32, 36: see
- * CountMinSketch.stepWithin), the engine's scratch area for keys and batches (from `scratch`),
- * the cells (from `cells`).
+ * reports (24, 28: see chunk-hasher.ts), a limit's window step (from `step`, STEP_LAYOUT), the
+ * engine's scratch area for keys and batches (from `scratch`), the cells (from `cells`).
  */
 export const LOCAL_LAYOUT = {
   saturated: 8,
@@ -19,11 +20,27 @@ export const LOCAL_LAYOUT = {
   total: 16,
   consumed: 24,
   emptyLines: 28,
-  stepOther: 32,
-  stepCeiling: 36,
-  scratch: 64,
+  step: 64,
+  scratch: 128,
   batch: 8192,
   cells: 16384,
+} as const;
+
+/**
+ * A window step's slots (limits/window-step.ts), doubles at these byte offsets from the step's
+ * address: the rule the limit writes (floor, previousFloorOffset, limit, previousWeight, add),
+ * then what the step read (previous, ceiling). In a local engine's memory, the first sketch of
+ * a group holds the group's at LOCAL_LAYOUT.step.
+ */
+export const STEP_LAYOUT = {
+  floor: 0,
+  previousFloorOffset: 8,
+  limit: 16,
+  previousWeight: 24,
+  add: 32,
+  previous: 40,
+  ceiling: 48,
+  bytes: 56,
 } as const;
 
 /**

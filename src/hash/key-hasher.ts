@@ -37,19 +37,17 @@
  */
 import { typeError } from '../errors.js';
 import { AddressKey } from './address-key.js';
+import { TAG_BIGINT, TAG_BYTES, TAG_FLOAT, TAG_INT32, TAG_STRING } from './key-tags.js';
+
+// The tags live in key-tags.ts, a file with no imports that the engine's generator reads;
+// re-exported here so that every importer of the hasher finds them where it always did.
+export { TAG_BIGINT, TAG_BYTES, TAG_FLOAT, TAG_INT32, TAG_STRING } from './key-tags.js';
 
 /**
  * What can be counted. Composite keys (customer + origin) are the caller's string; a client's
  * network address is an AddressKey (`ipKey`).
  */
 export type Key = string | number | bigint | Uint8Array | AddressKey;
-
-/** Key kinds, folded into the initial state (the engine, src/engine, uses the same). */
-export const TAG_BYTES = 0;
-export const TAG_STRING = 0x7300;
-export const TAG_INT32 = 0x6900;
-export const TAG_FLOAT = 0x6600;
-export const TAG_BIGINT = 0x6200;
 
 // Scratch view to read a double's bits without allocating.
 const f64 = new Float64Array(1);

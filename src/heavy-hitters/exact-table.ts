@@ -34,7 +34,7 @@
 import { AddressKey } from '../hash/address-key.js';
 import type { Key } from '../hash/key-hasher.js';
 import { SCALE_ONE } from '../sketch/aging.js';
-import type { SketchHasher } from '../sketch/count-min.js';
+import type { SketchHasher } from '../sketch/sketch-options.js';
 
 /** A key's id in the table: 31 bits of its hash, always a small integer (Smi) in V8. */
 export function entryId(h1: number): number {

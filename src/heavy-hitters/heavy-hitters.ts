@@ -46,16 +46,16 @@ import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js
 import { AddressKey, revivedAddress } from '../hash/address-key.js';
 import { checkKey, type Key } from '../hash/key-hasher.js';
 import { Aging, type AgingHandle, SCALE_ONE, scaleOf } from '../sketch/aging.js';
+import { CountMinSketch } from '../sketch/count-min.js';
+import { SATURATED } from '../sketch/counters.js';
+import { SharedCounters } from '../sketch/shared-counters.js';
 import {
   type CountMinOptions,
-  CountMinSketch,
   checkAmount,
   type Keys,
   SKETCH_OPTION_NAMES,
   type SketchHandle,
-} from '../sketch/count-min.js';
-import { SATURATED } from '../sketch/counters.js';
-import { SharedCounters } from '../sketch/shared-counters.js';
+} from '../sketch/sketch-options.js';
 import { ExactTable, entryId } from './exact-table.js';
 import { compareKeys } from './key-order.js';
 
@@ -437,7 +437,7 @@ export class HeavyHitters {
     if (slot >= 0) {
       // Tracked: counted exactly, and in the sketch's total only (see the top comment).
       table.bump(slot, by);
-      sketch.countTotal(by);
+      sketch.kernel.addTotal(by);
     } else {
       const base = this.admitOrCount(h1, h2, by, key instanceof Uint8Array ? key.length : 0);
       if (base >= 0) table.insert(id, key, base, by);
@@ -455,10 +455,10 @@ export class HeavyHitters {
    */
   private admitOrCount(h1: number, h2: number, by: number, bytes: number): number {
     const sketch = this.sketch;
-    const before = sketch.estimateHash(h1, h2);
+    const before = sketch.kernel.estimate(h1, h2);
     const estimate = before >= SATURATED - by ? SATURATED : before + by;
     if (!this.admits(estimate)) {
-      sketch.incrementHash(h1, h2, by);
+      sketch.kernel.increment(h1, h2, by);
       if (by > 0) this.dropped = true; // counted, and not in the table
       return -1;
     }
@@ -473,7 +473,7 @@ export class HeavyHitters {
       this.dropped = true;
       this.evictSmallest();
     }
-    sketch.countTotal(by);
+    sketch.kernel.addTotal(by);
     return base;
   }
 
@@ -519,7 +519,7 @@ export class HeavyHitters {
     const slot = table.findBytes(id, bytes, start, end);
     if (slot >= 0) {
       table.bump(slot, by);
-      this.sketch.countTotal(by);
+      this.sketch.kernel.addTotal(by);
     } else {
       const base = this.admitOrCount(h1, h2, by, end - start);
       if (base >= 0) table.insertBytes(id, bytes, start, end, base, by);
@@ -536,7 +536,7 @@ export class HeavyHitters {
     const table = this.exactTable;
     const hasher = this.sketch.hasher;
     table.hashKey(0, hasher);
-    this.sketch.returnHash(hasher.h1, hasher.h2, table.exact(0));
+    this.sketch.kernel.incrementCells(hasher.h1, hasher.h2, table.exact(0));
   }
 
   private admits(estimate: number): boolean {

@@ -18,9 +18,7 @@
  * request gives any key (the seed's composite: customer + origin + host).
  */
 import type { IncomingMessage } from 'node:http';
-import { integerIn, typeError } from '../errors.js';
-import { addressKeyIn } from '../hash/address-key.js';
-import { checkKey, type Key } from '../hash/key-hasher.js';
+import { addressKeyIn, checkKey, integerIn, type Key, typeError } from '../core.js';
 
 /** How a limit finds a request's key. */
 export type KeyOption = 'ip' | `header:${string}` | ((req: IncomingMessage) => Key);

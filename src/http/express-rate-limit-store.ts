@@ -32,10 +32,16 @@
  * When it is full, the oldest adjustment is forgotten: that key's count goes back up to its
  * estimate, stricter, never lower. Memory is the sketches and at most that many keys.
  */
-import { checkOptionNames, integerIn, typeError } from '../errors.js';
-import { type LimitSketchOptions, Rate } from '../index.js';
-import { ClientWindows, checkStoreWindows } from '../limits/client-windows.js';
-import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
+import {
+  ClientWindows,
+  checkOptionNames,
+  checkStoreWindows,
+  integerIn,
+  type LimitSketchOptions,
+  Rate,
+  typeError,
+  UNSHARED_SKETCH_OPTION_NAMES,
+} from '../core.js';
 
 /** Options of `new ExpressRateLimitStore`: the sketch's, `maxAdjusted`, the rule, the clock. */
 export interface ExpressRateLimitStoreOptions extends Omit<LimitSketchOptions, 'shared'> {

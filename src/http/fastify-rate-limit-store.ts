@@ -17,10 +17,16 @@
  * every process), where `ttl` is the time to the window's end, and which refuses
  * `continueExceeding` and `exponentialBackoff` with a RangeError: they move one client's window.
  */
-import { checkOptionNames, rangeError, typeError } from '../errors.js';
-import { type LimitSketchOptions, Rate } from '../index.js';
-import { ClientWindows, checkStoreWindows } from '../limits/client-windows.js';
-import { UNSHARED_SKETCH_OPTION_NAMES } from '../limits/options.js';
+import {
+  ClientWindows,
+  checkOptionNames,
+  checkStoreWindows,
+  type LimitSketchOptions,
+  Rate,
+  rangeError,
+  typeError,
+  UNSHARED_SKETCH_OPTION_NAMES,
+} from '../core.js';
 
 /** How a store answers @fastify/rate-limit: an error, or the client's count and time left. */
 export type FastifyStoreCallback = (

@@ -20,8 +20,7 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { typeError } from '../errors.js';
-import { InflightGuard } from '../index.js';
+import { InflightGuard, typeError } from '../core.js';
 import { type InflightLimitOptions, InflightRule } from './inflight-limit.js';
 import { type RateLimitOptions, RateLimitRule } from './rate-limit.js';
 import { problemBody, type Refusal, withMember } from './responses.js';

@@ -10,14 +10,14 @@
  */
 
 import type { IncomingMessage } from 'node:http';
-import { integerIn } from '../errors.js';
 import {
   Inflight,
   type InflightCounter,
   InflightGuard,
   type InflightOptions,
+  integerIn,
   type Key,
-} from '../index.js';
+} from '../core.js';
 import type { KeyOf } from './client-key.js';
 import {
   fail,

@@ -9,7 +9,7 @@
  * passes unlimited because its key could not be found.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { typeError } from '../errors.js';
+import { typeError } from '../core.js';
 import { type ClientKeyOptions, type KeyOf, keyOf } from './client-key.js';
 import { checkName, refuse } from './responses.js';
 

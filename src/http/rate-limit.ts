@@ -14,7 +14,7 @@ import {
   type RateLimitDecision,
   RateLimiter,
   type RateLimiterOptions,
-} from '../index.js';
+} from '../core.js';
 import type { KeyOf } from './client-key.js';
 import {
   fail,

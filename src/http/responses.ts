@@ -10,7 +10,7 @@
  * another's.
  */
 import type { ServerResponse } from 'node:http';
-import { rangeError, typeError } from '../errors.js';
+import { rangeError, typeError } from '../core.js';
 
 /** A refusal, whatever the framework that sends it. */
 export interface Refusal {

@@ -40,7 +40,8 @@
 import { checkClock, readClock } from '../clock.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import type { SketchHasher } from '../sketch/count-min.js';
+import { cellOf } from '../sketch/columns.js';
+import type { SketchHasher } from '../sketch/sketch-options.js';
 import { type LimitSketchOptions, UNSHARED_SKETCH_OPTION_NAMES } from './options.js';
 import { checkWindowMs, Rate } from './rate.js';
 
@@ -85,7 +86,6 @@ const MAX_CAPACITY = 2 ** 24;
 const FORGOTTEN = Number.NEGATIVE_INFINITY;
 const HELD_WIDTH = 4096;
 const HELD_DEPTH = 4;
-const INV_2_32 = 1 / 4294967296;
 
 /** The latest time hashed to each cell; a key's is the least over its rows, never before its own. */
 class LatestTimes {
@@ -94,7 +94,7 @@ class LatestTimes {
   raise(h1: number, h2: number, until: number): void {
     const cells = this.cells;
     for (let row = 0; row < HELD_DEPTH; row++) {
-      const cell = cellOf(h1, h2, row);
+      const cell = cellOf(h1, h2, row, HELD_WIDTH);
       if (cells[cell] < until) cells[cell] = until;
     }
   }
@@ -104,16 +104,11 @@ class LatestTimes {
     const cells = this.cells;
     let least = Number.POSITIVE_INFINITY;
     for (let row = 0; row < HELD_DEPTH; row++) {
-      const cell = cellOf(h1, h2, row);
+      const cell = cellOf(h1, h2, row, HELD_WIDTH);
       if (cells[cell] < least) least = cells[cell];
     }
     return least;
   }
-}
-
-/** The cell of the key hashed to (h1, h2) in `row`, as a Count-Min sketch's columns are found. */
-function cellOf(h1: number, h2: number, row: number): number {
-  return row * HELD_WIDTH + ((((h1 + Math.imul(row, h2)) >>> 0) * HELD_WIDTH * INV_2_32) | 0);
 }
 
 /**
@@ -382,11 +377,12 @@ export class ClientWindows {
     return -1;
   }
 
-  /** A slot of the bucket for (h1, h2): a free one, else an ended window's, else the first to end. */
+  /** The bucket of the client hashed to h1: h1 modulo the buckets. */
   private bucketOf(h1: number): number {
     return (h1 >>> 0) % this.buckets;
   }
 
+  /** A slot of the bucket for (h1, h2): a free one, else an ended window's, else the first to end. */
   private take(h1: number, h2: number, time: number): number {
     const base = this.bucketOf(h1) * SLOTS_PER_BUCKET;
     let chosen = base;

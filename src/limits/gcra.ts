@@ -11,7 +11,7 @@
  * The cells. A key's TAT lives in the cells of a conservative sketch, raise-only (a cell becomes
  * max(cell, new TAT)); the key's TAT is the least of its cells, so a collision can only make a
  * key's TAT later (the key waits), never earlier (it never passes early). The test-and-raise is
- * CountMinSketch.raiseWithin, atomic across threads.
+ * SketchKernel.raiseWithin, atomic across threads.
  *
  * Time in the cells. Cells are 32-bit, and clocks count milliseconds since 1970 (2^40 and more).
  * So time is counted in ticks of 1 / ticksPerMs of a millisecond from an epoch that moves: the

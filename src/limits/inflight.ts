@@ -29,8 +29,9 @@
  */
 import { checkOptionNames, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import { CountMinSketch, type EngineName, type SketchHandle } from '../sketch/count-min.js';
+import { CountMinSketch } from '../sketch/count-min.js';
 import { type Dimensions, dimensionsOf } from '../sketch/dimensions.js';
+import type { EngineName, SketchHandle } from '../sketch/sketch-options.js';
 import {
   checkCount,
   checkOptions,
@@ -154,7 +155,7 @@ export class Inflight implements InflightCounter {
     this.registry = reclaim
       ? new FinalizationRegistry<Holding>((holding) => {
           this.leakedGuards++;
-          this.sketch.addByHash(holding.h1, holding.h2, -holding.n);
+          this.sketch.kernel.add(holding.h1, holding.h2, -holding.n);
         })
       : null;
   }
@@ -224,8 +225,8 @@ export class Inflight implements InflightCounter {
    */
   private add(h1: number, h2: number, n: number): number {
     const sketch = this.sketch;
-    const count = sketch.addByHash(h1, h2, n);
-    return sketch.shared ? sketch.estimateHash(h1, h2) : count;
+    const count = sketch.kernel.add(h1, h2, n);
+    return sketch.shared ? sketch.kernel.estimate(h1, h2) : count;
   }
 
   /**
@@ -242,7 +243,7 @@ export class Inflight implements InflightCounter {
     const h2 = hasher.h2;
     const count = this.add(h1, h2, n);
     if (count > limit) {
-      sketch.addByHash(h1, h2, -n);
+      sketch.kernel.add(h1, h2, -n);
       return null;
     }
     return this.guard(h1, h2, n, count);
@@ -262,6 +263,6 @@ export class Inflight implements InflightCounter {
   /** @internal A guard's release: its amount back. */
   giveBack(guard: InflightGuard, h1: number, h2: number, n: number): void {
     if (this.registry !== null) this.registry.unregister(guard);
-    this.sketch.addByHash(h1, h2, -n);
+    this.sketch.kernel.add(h1, h2, -n);
   }
 }

@@ -6,8 +6,8 @@
  */
 import { integerIn, typeError } from '../errors.js';
 import { randomSecret } from '../hash/secret.js';
-import type { CountMinOptions, EngineName } from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
+import type { CountMinOptions, EngineName } from '../sketch/sketch-options.js';
 
 /**
  * The sketch options every limit takes (Rate, RateLimiter, Inflight): its shape, its secret,

@@ -16,7 +16,7 @@
  *
  * Refused requests are not counted: a client that keeps retrying while refused does not push
  * its own release further away. The test and the update are one atomic step on the sketch
- * (CountMinSketch.raiseWithin, the conservative rule with a ceiling), also across threads: two
+ * (SketchKernel.raiseWithin, the conservative rule with a ceiling), also across threads: two
  * threads cannot both take the last unit of a key's quota. Collisions only make a key's figures
  * higher, so they can refuse a request early, never let one through that its own history
  * would refuse.
@@ -25,9 +25,9 @@
 import { checkClock } from '../clock.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import { type EngineName, weightedCeiling } from '../sketch/count-min.js';
 import { SATURATED } from '../sketch/counters.js';
 import { type Dimensions, dimensionsOf } from '../sketch/dimensions.js';
+import type { EngineName } from '../sketch/sketch-options.js';
 import { type GcraGrid, gcraGrid } from './gcra.js';
 import {
   checkCount,
@@ -37,6 +37,7 @@ import {
   sketchOptions,
 } from './options.js';
 import { checkWindowMs } from './rate.js';
+import { type WindowStep, weightedCeiling } from './window-step.js';
 import { Windows, type WindowsHandle } from './windows.js';
 
 /**
@@ -214,6 +215,17 @@ export class RateLimiter implements RateDecider {
       const purpose = limiterPurpose(limit, windowMs, algorithm, burst);
       this.windows = Windows.create(spanMs, sketchOptions(options, true), now, purpose);
     }
+    // The parts of the step's rule that never change (window-step.ts).
+    const step = this.windows.step;
+    if (grid === null) {
+      step.floor = -SATURATED;
+      step.previousFloorOffset = Number.NEGATIVE_INFINITY;
+      step.limit = limit;
+    } else {
+      // The previous era's TAT in ticks of this era; the ceiling does not depend on it.
+      step.previousFloorOffset = -spanMs * grid.ticksPerMs;
+      step.previousWeight = 0;
+    }
   }
 
   /** The same limiter as the one `handle` came from, over the same shared memory. */
@@ -283,14 +295,15 @@ export class RateLimiter implements RateDecider {
   }
 
   private slidingWindow(windows: Windows, key: Key, cost: number) {
-    const limit = this.limit;
+    const step = windows.step;
     // The previous window weighted by the part of the current one still to come: the ceiling
     // is slidingCeiling(limit, previous, fraction), in the step (one engine call).
-    const weight = 1 - windows.fraction;
-    const found = windows.step(key, -SATURATED, Number.NEGATIVE_INFINITY, limit, weight, cost);
-    const current = windows.current;
-    const previous = current.stepOther;
-    const ceiling = current.stepCeiling;
+    step.previousWeight = 1 - windows.fraction;
+    step.add = cost;
+    step.cost = cost;
+    step.elapsedMs = windows.time - windows.start;
+    const found = windows.runStep(key);
+    const ceiling = step.ceiling;
     let count: number;
     let allowed: boolean;
     if (cost === 0) {
@@ -300,57 +313,62 @@ export class RateLimiter implements RateDecider {
       allowed = found <= ceiling;
       count = allowed ? found : found - cost;
     }
-    return slidingDecision(
-      limit,
-      this.windowMs,
-      previous,
-      count,
-      cost,
-      allowed,
-      ceiling,
-      windows.time - windows.start,
-    );
+    return slidingDecision(this, step, count, allowed);
   }
 
   private gcra(windows: Windows, grid: GcraGrid, key: Key, cost: number) {
     const { ticksPerMs, intervalTicks, horizonTicks } = grid;
-    const nowTicks = Math.floor((windows.time - windows.start) * ticksPerMs);
-    const ceiling = nowTicks + horizonTicks;
-    // The previous era's TAT, in ticks from this era's start (p - the era's ticks; a key it
-    // never saw: below 0), and the time: the TAT is the later of the two. Weight 0: the ceiling
-    // does not depend on the previous era.
-    const eraTicks = windows.windowMs * ticksPerMs;
+    const step = windows.step;
+    const elapsedMs = windows.time - windows.start;
+    const nowTicks = Math.floor(elapsedMs * ticksPerMs);
+    // The TAT is the later of the previous era's and now; a request passes while it stays
+    // within now + the horizon.
+    step.floor = nowTicks;
+    step.limit = nowTicks + horizonTicks;
     const estimateOnly = cost === 0 || cost > this.burst;
     const by = estimateOnly ? 0 : cost * intervalTicks;
-    const found = windows.step(key, nowTicks, -eraTicks, ceiling, 0, by);
+    step.add = by;
+    step.cost = cost;
+    step.elapsedMs = elapsedMs;
+    const found = windows.runStep(key);
     let tat: number;
     let allowed: boolean;
     if (estimateOnly) {
       tat = found;
       allowed = cost === 0;
     } else {
-      allowed = found <= ceiling;
+      allowed = found <= step.ceiling;
       tat = allowed ? found : found - by;
     }
-    return gcraDecision(grid, this.limit, this.burst, tat, nowTicks, cost, allowed);
+    return gcraDecision(this, grid, step, tat, allowed);
   }
+}
+
+/** What a decision needs of its limiter. */
+export interface LimiterRule {
+  readonly limit: number;
+  /** The window (the sliding window's; GCRA's decision does not read it). */
+  readonly windowMs: number;
+  /** Requests allowed at one instant (GCRA's decision reads it). */
+  readonly burst: number;
 }
 
 /**
  * GCRA's decision, from the key's TAT after the update (or as found, when it did not pass) and
- * the time, both in ticks of the era. Shared by every storage the rule runs on, as
- * slidingDecision is.
+ * the step's time (`floor`, now in ticks of the era) and cost. Shared by every storage the rule
+ * runs on, as slidingDecision is.
  */
 export function gcraDecision(
+  rule: LimiterRule,
   grid: GcraGrid,
-  limit: number,
-  burst: number,
+  step: WindowStep,
   tat: number,
-  nowTicks: number,
-  cost: number,
   allowed: boolean,
 ): RateLimitDecision {
   const { ticksPerMs, intervalTicks, horizonTicks } = grid;
+  const { burst } = rule;
+  const nowTicks = step.floor;
+  const cost = step.cost;
   const ceiling = nowTicks + horizonTicks;
   const remaining = Math.floor((ceiling - tat) / intervalTicks);
   const resetMs = Math.ceil((tat - nowTicks) / ticksPerMs);
@@ -365,25 +383,26 @@ export function gcraDecision(
       if (retryAfterMs * ticksPerMs < waitTicks) retryAfterMs++;
     }
   }
-  return decision(allowed, limit, remaining, resetMs, retryAfterMs);
+  return decision(allowed, rule.limit, remaining, resetMs, retryAfterMs);
 }
 
 /**
- * The sliding window's decision, from what the update found: the key's count in the previous
- * window and in the current one (after the update if it passed), whether it passed, the
- * current window's ceiling and the time elapsed in it. Shared by every storage the rule runs on
- * (local and shared sketches here, Redis in src/redis), so each answers the same.
+ * The sliding window's decision, from what the step read (the key's count in the previous
+ * window, the ceiling, the time elapsed in the current window, the cost) and the key's count in
+ * the current one (after the update if it passed), and whether it passed. Shared by every
+ * storage the rule runs on (local and shared sketches here, Redis in src/redis), so each
+ * answers the same.
  */
 export function slidingDecision(
-  limit: number,
-  windowMs: number,
-  previous: number,
+  rule: LimiterRule,
+  step: WindowStep,
   count: number,
-  cost: number,
   allowed: boolean,
-  ceiling: number,
-  elapsed: number,
 ): RateLimitDecision {
+  const { limit, windowMs } = rule;
+  const previous = step.previous;
+  const elapsed = step.elapsedMs;
+  const cost = step.cost;
   const resetMs = count > 0 ? 2 * windowMs - elapsed : previous > 0 ? windowMs - elapsed : 0;
   let retryAfterMs = 0;
   if (!allowed) {
@@ -400,18 +419,18 @@ export function slidingDecision(
       // The decision's own floating-point weighting may round the other way at that very
       // millisecond (2.0000000000000004 carried, or 380.00000000000006 ms to wait): the
       // first millisecond at which the decision itself says yes.
-      while (!slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs)) {
+      while (!slidingPasses(rule, previous, count, cost, elapsed + retryAfterMs)) {
         retryAfterMs++;
       }
       while (
         retryAfterMs > 1 &&
-        slidingPasses(limit, windowMs, previous, count, cost, elapsed + retryAfterMs - 1)
+        slidingPasses(rule, previous, count, cost, elapsed + retryAfterMs - 1)
       ) {
         retryAfterMs--;
       }
     }
   }
-  return decision(allowed, limit, Math.max(0, ceiling - count), resetMs, retryAfterMs);
+  return decision(allowed, limit, Math.max(0, step.ceiling - count), resetMs, retryAfterMs);
 }
 
 /**
@@ -419,8 +438,7 @@ export function slidingDecision(
  * key sent nothing more: the decision's own arithmetic, in this window or the next.
  */
 function slidingPasses(
-  limit: number,
-  windowMs: number,
+  { limit, windowMs }: LimiterRule,
   previous: number,
   count: number,
   cost: number,

@@ -16,7 +16,7 @@
 import { checkClock } from '../clock.js';
 import { checkOptionNames, integerIn } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import type { EngineName, SketchHasher } from '../sketch/count-min.js';
+import type { EngineName, SketchHasher } from '../sketch/sketch-options.js';
 import {
   checkCount,
   checkOptions,
@@ -140,14 +140,14 @@ export class Rate {
   observeHash(h1: number, h2: number, events: number): number {
     const windows = this.windows;
     windows.advance();
-    return windows.current.incrementHash(h1, h2, events);
+    return windows.current.kernel.increment(h1, h2, events);
   }
 
   /** @internal The key's counts in the previous and current windows, added, by hash. */
   recentHash(h1: number, h2: number): number {
     const windows = this.windows;
     windows.advance();
-    return windows.previousEstimate(h1, h2) + windows.current.estimateHash(h1, h2);
+    return windows.previousEstimate(h1, h2) + windows.current.kernel.estimate(h1, h2);
   }
 
   /** The key's count in the current window, without adding. */
@@ -166,7 +166,7 @@ export class Rate {
     const previous = windows.previousEstimate(hasher.h1, hasher.h2);
     return {
       previous,
-      current: windows.current.estimateHash(hasher.h1, hasher.h2),
+      current: windows.current.kernel.estimate(hasher.h1, hasher.h2),
       fraction: windows.fraction,
       windowMs: this.windowMs,
     };
@@ -182,7 +182,7 @@ export class Rate {
     const hasher = windows.hasher;
     hasher.hash(key);
     const before = windows.previousEstimate(hasher.h1, hasher.h2);
-    const current = windows.current.estimateHash(hasher.h1, hasher.h2);
+    const current = windows.current.kernel.estimate(hasher.h1, hasher.h2);
     return ((before * (1 - windows.fraction) + current) * 1000) / this.windowMs;
   }
 }

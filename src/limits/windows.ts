@@ -45,12 +45,9 @@
 import { readClock } from '../clock.js';
 import { typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import {
-  type CountMinOptions,
-  CountMinSketch,
-  type SketchHandle,
-  type SketchHasher,
-} from '../sketch/count-min.js';
+import { CountMinSketch } from '../sketch/count-min.js';
+import type { CountMinOptions, SketchHandle, SketchHasher } from '../sketch/sketch-options.js';
+import { WindowStep } from './window-step.js';
 
 /** What another thread needs to attach to shared windows; structured-cloneable. */
 export interface WindowsHandle {
@@ -97,6 +94,12 @@ export class Windows {
   readonly sketches: readonly CountMinSketch[];
   /** Hashes a key once for all three sketches (they share the secret). */
   readonly hasher: SketchHasher;
+  /**
+   * The step of the limiter these windows count for: the rule it sets before `runStep`, what
+   * the step read after (window-step.ts). In the engine's memory when the three sketches share
+   * a local engine's, so that the engine runs the step in one call.
+   */
+  readonly step: WindowStep;
   /** The sketch of the window this object saw last. */
   current: CountMinSketch;
   /** The sketch of the window before it, or null when that window counted nothing. */
@@ -124,6 +127,7 @@ export class Windows {
     this.windowMs = windowMs;
     this.sketches = sketches;
     this.hasher = sketches[0].hasher;
+    this.step = new WindowStep(state === null ? CountMinSketch.stepSlots(sketches) : undefined);
     this.current = sketches[0];
     this.state = state;
     const words = state === null ? new Int32Array(TAGS + 3) : new Int32Array(state);
@@ -142,7 +146,7 @@ export class Windows {
     purpose: readonly number[],
   ): Windows {
     // One engine memory for the three, where they run on the local engine: a step reads the
-    // previous window and updates the current one in one call (CountMinSketch.stepWithin).
+    // previous window and updates the current one in one call (runStep).
     const sketches = CountMinSketch.group(options, 3);
     let state: SharedArrayBuffer | null = null;
     if (options.shared === true) {
@@ -239,23 +243,20 @@ export class Windows {
   }
 
   /**
-   * CountMinSketch.stepWithin on the current window, the previous one as the other sketch, for
-   * the key of the last `begin`: in local windows one engine call, hash included.
+   * `step` (its rule set by the caller) on the current window for the key of the last `begin`,
+   * the previous window giving the previous count: in local windows on the engine, one call,
+   * hash included. Returns what the step found; `step` holds what it read.
    */
-  step(
-    key: Key,
-    floor: number,
-    floorOffset: number,
-    limit: number,
-    weight: number,
-    by: number,
-  ): number {
+  runStep(key: Key): number {
+    const step = this.step;
     const current = this.current;
-    if (this.state === null) {
-      return current.stepWithin(key, this.previous, floor, floorOffset, limit, weight, by);
-    }
-    const { h1, h2 } = this.hasher;
-    return current.stepHash(h1, h2, this.previousCount, floor, floorOffset, limit, weight, by);
+    if (step.address >= 0) return current.engineStep(key, this.previous, step.address);
+    const hasher = this.hasher;
+    if (this.state !== null) return step.byHash(current, hasher.h1, hasher.h2, this.previousCount);
+    hasher.hash(key);
+    const { h1, h2 } = hasher;
+    const previous = this.previous;
+    return step.byHash(current, h1, h2, previous === null ? 0 : previous.kernel.estimate(h1, h2));
   }
 
   /**
@@ -266,7 +267,7 @@ export class Windows {
     for (;;) {
       const previous = this.previous;
       if (previous === null) return 0;
-      const value = previous.estimateHash(h1, h2);
+      const value = previous.kernel.estimate(h1, h2);
       if (Atomics.load(this.tags, this.previousSlot) === this.previousTag) return value;
       const window = this.window;
       this.advance();

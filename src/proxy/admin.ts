@@ -4,8 +4,8 @@
  * (the CLI binds it to loopback unless told otherwise).
  */
 import { createServer, type Server } from 'node:http';
+import type { LimitingProxy } from './limiting-proxy.js';
 import { METRICS_CONTENT_TYPE, metricsText } from './metrics.js';
-import type { LimitingProxy } from './proxy.js';
 import { statusOf } from './status.js';
 import { STATUS_PAGE } from './status-page.js';
 

@@ -3,7 +3,7 @@
  * `1s`, `1m`, `1h` (an integer and a unit), and a rate `N/DURATION` (`100/1m`, `10/s`: a unit
  * alone means one of it).
  */
-import { rangeError, typeError } from '../errors.js';
+import { rangeError, typeError } from '../core.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

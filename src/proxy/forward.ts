@@ -24,7 +24,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { type Refusal, refuse } from '../http/responses.js';
-import { responseFields } from './fields.js';
+import { responseFields } from './header-fields.js';
 import type { Pool } from './undici.js';
 
 export interface Upstream {
@@ -35,7 +35,7 @@ export interface Upstream {
   host: string;
 }
 
-/** The code of the error an upgrade's silent upstream is destroyed with (proxy.ts). */
+/** The code of the error an upgrade's silent upstream is destroyed with (limiting-proxy.ts). */
 export const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';
 
 /** The reason an upstream request is aborted with when its client went away. */
@@ -128,7 +128,7 @@ export class Exchange {
     res.once('close', responseClosed);
   }
 
-  /** Sends the request on `pool` with `fields` (fields.ts); `body` whether it has one. */
+  /** Sends the request on `pool` with `fields` (header-fields.ts); `body` whether it has one. */
   send(pool: Pool, fields: string[], body: boolean): void {
     this.sentAt = performance.now();
     const req = this.req;

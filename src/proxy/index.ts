@@ -10,15 +10,15 @@ export { createDemoUpstream } from './demo-upstream.js';
 export { parseDuration, parseRate } from './duration.js';
 export { BUCKETS_S, type DurationHistogram } from './histogram.js';
 export { LATENCY_ACCURACY, type Latency, type LatencySummary } from './latency.js';
+export { LimitingProxy, type ProxyOptions, type ServerOptionName } from './limiting-proxy.js';
 export { METRICS_CONTENT_TYPE, metricsText } from './metrics.js';
 export {
   type InflightSpec,
-  LimitingProxy,
+  type LimitMakers,
+  type LimitShared,
   ProxyLimit,
   type ProxyLimitOptions,
-  type ProxyOptions,
   type RateLimiterSpec,
-  type ServerOptionName,
-} from './proxy.js';
+} from './proxy-limit.js';
 export { type LimitStatus, type ProxyStatus, statusOf } from './status.js';
 export type { HotKeys, Outcome, SecondCounts, Traffic } from './traffic.js';

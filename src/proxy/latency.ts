@@ -7,7 +7,7 @@
  * Fixed memory, as everything here: 136 bytes of histogram and 100 KiB of quantile sketches
  * (1% from 10 us to an hour, 13 steps of 5 s), whatever the traffic.
  */
-import { type QuantileSketch, SlidingQuantiles } from '../index.js';
+import { type QuantileSketch, SlidingQuantiles } from '../core.js';
 import { DurationHistogram } from './histogram.js';
 
 /** The relative error of every latency quantile the proxy reports. */

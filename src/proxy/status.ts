@@ -3,7 +3,7 @@
  * writes in Prometheus' text format.
  */
 import type { LatencySummary } from './latency.js';
-import type { LimitingProxy } from './proxy.js';
+import type { LimitingProxy } from './limiting-proxy.js';
 import type { Outcome, SecondCounts } from './traffic.js';
 
 /** One limit's part of the status: its options, its sketches and its hot keys. */

@@ -8,7 +8,7 @@
  * windows gives each its requests per second. Keys in progress are counted exactly: there are
  * never more of them than open connections.
  */
-import { HeavyHitters, type Key, Rate } from '../index.js';
+import { HeavyHitters, type Key, Rate } from '../core.js';
 import { Latency } from './latency.js';
 import { SecondRing } from './seconds.js';
 

@@ -6,7 +6,7 @@
  * if its number is above the last one it applied (scripts.ts, PUSH_SCRIPT), so a push whose reply
  * was lost and that is sent again counts once.
  */
-import { SATURATED } from '../sketch/counters.js';
+import { SATURATED } from '../core.js';
 
 export function clamp(value: number): number {
   return Math.min(SATURATED, Math.max(-SATURATED, value));

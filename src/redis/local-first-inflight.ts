@@ -20,12 +20,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { checkOptionNames, integerIn, typeError } from '../errors.js';
-import type { Key } from '../hash/key-hasher.js';
-import { type InflightCounter, InflightGuard } from '../limits/inflight.js';
-import { checkCount } from '../limits/options.js';
-import { SATURATED } from '../sketch/counters.js';
-import type { Dimensions } from '../sketch/dimensions.js';
+import type { Dimensions, Key } from '../core.js';
+import {
+  checkCount,
+  checkOptionNames,
+  type InflightCounter,
+  InflightGuard,
+  integerIn,
+  SATURATED,
+  typeError,
+} from '../core.js';
 import { cellPairs, clamp } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';

@@ -12,7 +12,7 @@
  * dropped meanwhile is harmless: it lands in a string that no longer counts, and its reply
  * clears nothing (Delta.sent checks the push's number).
  */
-import { readClock } from '../clock.js';
+import { readClock } from '../core.js';
 import { Delta } from './delta.js';
 import { decodeCells, type SketchPlace } from './place.js';
 import { withDeadline } from './staleness.js';

@@ -15,10 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { checkOptionNames, integerIn, typeError } from '../errors.js';
-import type { Key } from '../hash/key-hasher.js';
-import { checkAmount } from '../sketch/count-min.js';
-import { SATURATED } from '../sketch/counters.js';
+import type { Key } from '../core.js';
+import { checkAmount, checkOptionNames, integerIn, SATURATED, typeError } from '../core.js';
 import { clamp, Delta } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';

@@ -6,10 +6,19 @@
  * must match.
  */
 
-import { typeError } from '../errors.js';
-import { checkKey, type Key, KeyHasher } from '../hash/key-hasher.js';
-import { copySecret, hashKeyWords, secretFingerprint } from '../hash/secret.js';
-import { type Dimensions, dimensionsOf, resolveDimensions } from '../sketch/dimensions.js';
+import {
+  cellsOf,
+  checkKey,
+  copySecret,
+  type Dimensions,
+  dimensionsOf,
+  hashKeyWords,
+  type Key,
+  KeyHasher,
+  resolveDimensions,
+  secretFingerprint,
+  typeError,
+} from '../core.js';
 import type { RedisClient } from './client.js';
 import {
   ADD_SCRIPT,
@@ -22,9 +31,6 @@ import {
   WINDOW_SCRIPT,
 } from './scripts.js';
 import { type WriteGroups, writeGroupsOf } from './write-groups.js';
-
-/** The local sketch's multiply-shift, in the same doubles (see sketch/count-min.ts). */
-const INV_2_32 = 1 / 4294967296;
 
 /**
  * The cells of a Redis string, into `cells`: BITFIELD's integers are big-endian, and a string
@@ -43,15 +49,6 @@ export function decodeCells(stored: Buffer | null, cells: Int32Array): Int32Arra
     cells[whole] = last.readInt32BE(0);
   }
   return cells;
-}
-
-/** The cell in each row of the hash (h1, h2), as the local sketch of the same width finds it. */
-function hashCells(h1: number, h2: number, width: number, depth: number, out: Int32Array) {
-  for (let row = 0; row < depth; row++) {
-    const g = (h1 + Math.imul(row, h2)) >>> 0;
-    out[row] = row * width + ((g * width * INV_2_32) | 0);
-  }
-  return out;
 }
 
 /** Commands this module defines on a client, once per client. */
@@ -240,12 +237,12 @@ export class SketchPlace {
   cellsInPlace(key: Key): Int32Array {
     const hasher = this.hasher;
     hasher.hash(checkKey('key', key));
-    return hashCells(hasher.h1, hasher.h2, this.width, this.depth, this.rowCells);
+    return cellsOf(hasher.h1, hasher.h2, this.width, this.depth, this.rowCells);
   }
 
   /** The cells of a hash `cellsInPlace` made (its `h1`, `h2`), in the same array. */
   cellsOfHash(h1: number, h2: number): Int32Array {
-    return hashCells(h1, h2, this.width, this.depth, this.rowCells);
+    return cellsOf(h1, h2, this.width, this.depth, this.rowCells);
   }
 
   /** The two words of the last key `cellsInPlace` hashed (a guard keeps them, not the key). */

@@ -17,12 +17,17 @@
  * Concurrent calls on one client are pipelined by it (ioredis writes commands without waiting
  * for replies), so a process pays one round trip of latency per call, not per call in series.
  */
-import { checkOptionNames, typeError } from '../errors.js';
-import type { Key } from '../hash/key-hasher.js';
-import { secretFingerprint } from '../hash/secret.js';
-import { CountMinSketch, checkAmount } from '../sketch/count-min.js';
-import { SATURATED } from '../sketch/counters.js';
-import { encodeSketch } from '../sketch/format.js';
+
+import type { Key } from '../core.js';
+import {
+  CountMinSketch,
+  checkAmount,
+  checkOptionNames,
+  encodeSketch,
+  SATURATED,
+  secretFingerprint,
+  typeError,
+} from '../core.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 
 /** Options of `new RedisCountMinSketch`: its place in Redis (PlaceOptions) and its rule. */

@@ -22,9 +22,8 @@
  * guards no longer count there, and their releases do nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { checkOptionNames, integerIn, typeError } from '../errors.js';
-import type { Key } from '../hash/key-hasher.js';
-import { checkCount } from '../limits/options.js';
+import type { Key } from '../core.js';
+import { checkCount, checkOptionNames, integerIn, typeError } from '../core.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
 import { withDeadline } from './staleness.js';
 

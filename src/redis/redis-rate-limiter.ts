@@ -27,22 +27,25 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { checkClock, readClock } from '../clock.js';
-import { checkOptionNames, integerIn, typeError } from '../errors.js';
-import type { Key } from '../hash/key-hasher.js';
-import type { GcraGrid } from '../limits/gcra.js';
-import { checkCount } from '../limits/options.js';
+import type { GcraGrid, Key } from '../core.js';
 import {
+  checkClock,
+  checkCount,
+  checkOptionNames,
   gcraDecision,
+  integerIn,
   limiterRule,
   type RateDecider,
   type RateLimitAlgorithm,
   type RateLimitDecision,
   RateLimiter,
+  readClock,
+  SATURATED,
   slidingCeiling,
   slidingDecision,
-} from '../limits/rate-limiter.js';
-import { SATURATED } from '../sketch/counters.js';
+  typeError,
+  WindowStep,
+} from '../core.js';
 import { clamp } from './delta.js';
 import { LocalFirstWindows } from './local-first-windows.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
@@ -141,6 +144,8 @@ export class RedisRateLimiter extends EventEmitter {
   private readonly loop: SyncLoop | null;
   /** Direct mode, stale, 'local': decides while Redis is away. */
   private insurance: RateLimiter | null = null;
+  /** What the decisions read of a step: filled from the script's answer, or checkLocal's. */
+  private readonly step = new WindowStep();
   /** Direct mode, stale: whether a check is asking Redis whether it is back. */
   private probing = false;
   private readonly options: RedisRateLimiterOptions;
@@ -311,7 +316,12 @@ export class RedisRateLimiter extends EventEmitter {
       const allowed = found <= ceiling;
       // A refused request was not counted: its count is what the key had.
       const count = cost === 0 || allowed ? found : found - cost;
-      return slidingDecision(limit, spanMs, previous, count, cost, allowed, ceiling, elapsed);
+      return slidingDecision(
+        this,
+        this.stepFound(previous, ceiling, cost, elapsed),
+        count,
+        allowed,
+      );
     }
     const { ticksPerMs, intervalTicks, horizonTicks } = grid;
     const nowTicks = Math.floor(elapsed * ticksPerMs);
@@ -339,7 +349,18 @@ export class RedisRateLimiter extends EventEmitter {
       allowed = found <= ceiling;
       tat = allowed ? found : found - amount;
     }
-    return gcraDecision(grid, limit, this.burst, tat, nowTicks, cost, allowed);
+    const step = this.stepFound(0, ceiling, cost, elapsed);
+    step.floor = nowTicks;
+    return gcraDecision(this, grid, step, tat, allowed);
+  }
+
+  /** The step object, as a step that read `previous` and `ceiling` for `cost` would leave it. */
+  private stepFound(previous: number, ceiling: number, cost: number, elapsedMs: number) {
+    const step = this.step;
+    step.found(previous, ceiling);
+    step.cost = cost;
+    step.elapsedMs = elapsedMs;
+    return step;
   }
 
   /** Direct mode, Redis away: the decision `onStale` asks for. */
@@ -404,7 +425,7 @@ export class RedisRateLimiter extends EventEmitter {
       currentDelta.add(cells, depth, cost);
       count = Math.min(SATURATED, current + cost);
     }
-    return slidingDecision(limit, windowMs, previous, count, cost, allowed, ceiling, elapsed);
+    return slidingDecision(this, this.stepFound(previous, ceiling, cost, elapsed), count, allowed);
   }
 
   /**

@@ -4,8 +4,8 @@
  * The update rules (plain, conservative, saturating) are written once, in `count-min.ts`, over
  * the operations below. `LocalCounters` keeps them in an `Int32Array` of this thread;
  * `SharedCounters` (shared-counters.ts) in a SharedArrayBuffer updated with Atomics, for
- * worker_threads; a Redis storage will implement the same operations, so the rules are never
- * copied. Every operation is written so that it stays correct when other threads run the same
+ * worker_threads. (Redis does not come through this seam: its rules run as Lua scripts in the
+ * server, src/redis/scripts.ts, held to the same answers by property tests.) Every operation is written so that it stays correct when other threads run the same
  * operations on the same cells at the same time: `add` and `raise` are read-modify-writes of
  * one cell, and `raiseFrom` is a compare-and-set that the conservative rule retries on failure.
  *

@@ -112,6 +112,15 @@ export function sharedBytes(width: number, depth: number): number {
   return CELLS_OFFSET + 4 * width * depth;
 }
 
+/** What shared memory is made for and checked against: a sketch's shape, rule and secret. */
+export interface SharedSketch {
+  readonly width: number;
+  readonly depth: number;
+  readonly conservative: boolean;
+  /** The secret's 8-byte fingerprint. */
+  readonly fingerprint: Uint8Array;
+}
+
 /**
  * Zeroes `words` one by one, each by a compare-and-set from the value just read, while
  * `tags[tag]` holds `expected` (see Counters.clearWhile); false if it stopped because the tag
@@ -157,13 +166,9 @@ export class SharedCounters implements Counters {
     this.word = wordAt(Atomics.add(this.header, W_OBJECTS, 1) % LINES);
   }
 
-  /** New shared memory for a sketch; `fingerprint` is the secret's 8-byte fingerprint. */
-  static create(
-    width: number,
-    depth: number,
-    conservative: boolean,
-    fingerprint: Uint8Array,
-  ): SharedCounters {
+  /** New shared memory for a sketch of this shape, rule and secret. */
+  static create(sketch: SharedSketch): SharedCounters {
+    const { width, depth, conservative, fingerprint } = sketch;
     const bytes = sharedBytes(width, depth);
     const memory = engineAvailable() ? engineMemory(bytes, true) : undefined;
     const buffer = memory === undefined ? new SharedArrayBuffer(bytes) : memoryBuffer(memory);
@@ -186,15 +191,8 @@ export class SharedCounters implements Counters {
    * that does not match. `name` is the parameter the errors name. `memory`, the handle's
    * WebAssembly.Memory if it has one, must hold the same bytes.
    */
-  static open(
-    name: string,
-    given: unknown,
-    memory: unknown,
-    width: number,
-    depth: number,
-    conservative: boolean,
-    fingerprint: Uint8Array,
-  ): SharedCounters {
+  static open(name: string, given: unknown, memory: unknown, sketch: SharedSketch): SharedCounters {
+    const { width, depth, conservative, fingerprint } = sketch;
     if (!(given instanceof SharedArrayBuffer)) {
       throw typeError(name, "a SharedArrayBuffer (a shared sketch's handle.buffer)", given);
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { FIELD, FieldPicker, NO_DELIMITER } from '../../src/cli/fields.js';
+import { FIELD, FieldPicker, NO_DELIMITER } from '../../src/cli/field-picker.js';
 import { HashedLineSplitter } from '../../src/cli/hashed-line-splitter.js';
 import { LineSplitter } from '../../src/cli/line-splitter.js';
 import { ChunkHasher } from '../../src/engine/chunk-hasher.js';

@@ -134,8 +134,8 @@ for (const shared of [false, true]) {
             hasher.hash(op.key);
             const { h1, h2 } = hasher;
             assert.equal(
-              wasm.raiseWithin(h1, h2, op.floor, op.by, op.ceiling),
-              js.raiseWithin(h1, h2, op.floor, op.by, op.ceiling),
+              wasm.kernel.raiseWithin(h1, h2, op.floor, op.by, op.ceiling),
+              js.kernel.raiseWithin(h1, h2, op.floor, op.by, op.ceiling),
             );
           }
           assertSameState(wasm, js);
@@ -232,7 +232,7 @@ test('at the hashes where f64 rounding moves a column, both engines move it the 
   assert.equal(edges.length, 3);
   const [wasm, js] = pair({ conservative: false, shared: false, width, depth: 1 });
   for (const g of edges) {
-    assert.equal(wasm.incrementHash(g | 0, 0, 1), js.incrementHash(g | 0, 0, 1));
+    assert.equal(wasm.kernel.increment(g | 0, 0, 1), js.kernel.increment(g | 0, 0, 1));
     const cell = Math.trunc(g * width * 2 ** -32);
     assert.deepEqual([wasm.counters.cells[cell], js.counters.cells[cell]], [1, 1], `hash ${g}`);
   }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { SERVER_DEFAULTS } from '../../src/proxy/proxy.js';
+import { SERVER_DEFAULTS } from '../../src/proxy/limiting-proxy.js';
 import { listen } from '../helpers/http.js';
 import { runProxy, startProxy } from '../helpers/proxy-cli.js';
 import { until } from '../helpers/until.js';

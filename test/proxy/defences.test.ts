@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { type IncomingMessage, request } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { requestFields } from '../../src/proxy/fields.js';
+import { requestFields } from '../../src/proxy/header-fields.js';
 import { BUCKETS_S } from '../../src/proxy/histogram.js';
 import { LimitingProxy, type ProxyOptions, statusOf } from '../../src/proxy/index.js';
 import { Latency } from '../../src/proxy/latency.js';
