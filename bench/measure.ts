@@ -30,6 +30,8 @@ export interface BenchOptions {
   events: number;
   /** Runs per figure (at least 5). */
   runs: number;
+  /** `--base REF`: the commit the suite before-after compares this build with. */
+  base?: string;
   /** Progress output. */
   log: (line: string) => void;
 }

@@ -4,13 +4,15 @@
  *
  * Default: 1M keys, 10M events, a few minutes on 2 cores. `--full`: 100M events.
  * `--only NAME` runs one suite and prints its rows without touching the report (for work on
- * that suite; the report always holds a whole run).
+ * that suite; the report always holds a whole run). `--base REF` gives the suite before-after
+ * the commit to compare this build with (without it, that suite has no rows).
  * A new suite is one function returning rows (see `Suite` in measure.ts), added to SUITES.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { accuracySuite } from './accuracy.js';
+import { beforeAfterSuite } from './before-after.js';
 import { cliSuite } from './cli.js';
 import { cliLargeKSuite } from './cli-large-k.js';
 import { httpSuite } from './http.js';
@@ -50,6 +52,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['quantiles', quantilesSuite],
   ['redis', redisSuite],
   ['runtimes', runtimesSuite],
+  ['before-after', beforeAfterSuite],
 ];
 
 const RUNS = 5;
@@ -65,21 +68,24 @@ Speed is measured here only, never in the tests.
 
 `;
 
-function parseArgs(argv: string[]): { full: boolean; only: string | undefined } {
+function parseArgs(argv: string[]): { full: boolean; only?: string; base?: string } {
   let full = false;
   let only: string | undefined;
+  let base: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--full') full = true;
     else if (arg === '--only' && SUITES.some(([name]) => name === argv[i + 1])) only = argv[++i];
+    else if (arg === '--base' && /^[\w./~^-]+$/.test(argv[i + 1] ?? '')) base = argv[++i];
     else {
       throw new RangeError(
-        `unknown argument ${JSON.stringify(arg)}; options: --full, --only ` +
+        `unknown argument ${JSON.stringify(arg)}; options: --full, --base REF (a commit, for ` +
+          'before-after), --only ' +
           SUITES.map(([name]) => name).join('|'),
       );
     }
   }
-  return { full, only };
+  return { full, only, base };
 }
 
 function escapeCell(text: string): string {
@@ -156,9 +162,10 @@ function writeReport(block: string): void {
 }
 
 async function main(): Promise<void> {
-  const { full, only } = parseArgs(process.argv.slice(2));
+  const { full, only, base } = parseArgs(process.argv.slice(2));
   const options: BenchOptions = {
     full,
+    base,
     events: full ? 100_000_000 : 10_000_000,
     runs: RUNS,
     log: (line) => console.log(line),
