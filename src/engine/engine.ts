@@ -144,11 +144,6 @@ export function localEngine(memory: WebAssembly.Memory, k0: number, k1: number):
   return exports;
 }
 
-/**
- * One sketch's engine: its instance, over the memory that holds the sketch's counters. The
- * caller (CountMinSketch) validates amounts; keys are validated here, with the reference's
- * errors. Also a hasher with KeyHasher's interface (results in `h1`, `h2`), for HeavyHitters.
- */
 /** What an engine runs: the sketch's shape, its rule and its secret's key words. */
 export interface EngineSketch {
   readonly width: number;
@@ -157,6 +152,11 @@ export interface EngineSketch {
   readonly keyWords: readonly [number, number];
 }
 
+/**
+ * One sketch's engine: its instance, over the memory that holds the sketch's counters. The
+ * caller (CountMinSketch) validates amounts; keys are validated here, with the reference's
+ * errors. Also a hasher with KeyHasher's interface (results in `h1`, `h2`), for HeavyHitters.
+ */
 export class Engine {
   h1 = 0;
   h2 = 0;

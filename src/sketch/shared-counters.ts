@@ -112,15 +112,6 @@ export function sharedBytes(width: number, depth: number): number {
   return CELLS_OFFSET + 4 * width * depth;
 }
 
-/** What shared memory is made for and checked against: a sketch's shape, rule and secret. */
-export interface SharedSketch {
-  readonly width: number;
-  readonly depth: number;
-  readonly conservative: boolean;
-  /** The secret's 8-byte fingerprint. */
-  readonly fingerprint: Uint8Array;
-}
-
 /**
  * Zeroes `words` one by one, each by a compare-and-set from the value just read, while
  * `tags[tag]` holds `expected` (see Counters.clearWhile); false if it stopped because the tag
@@ -134,6 +125,15 @@ function sweep(words: Int32Array, tags: Int32Array, tag: number, expected: numbe
     Atomics.compareExchange(words, i, value, 0);
   }
   return true;
+}
+
+/** What shared memory is made for and checked against: a sketch's shape, rule and secret. */
+export interface SharedSketch {
+  readonly width: number;
+  readonly depth: number;
+  readonly conservative: boolean;
+  /** The secret's 8-byte fingerprint. */
+  readonly fingerprint: Uint8Array;
 }
 
 export class SharedCounters implements Counters {
