@@ -20,16 +20,39 @@
 import type { IncomingMessage } from 'node:http';
 import { addressKeyIn, checkKey, integerIn, type Key, typeError } from '../core.js';
 
+/**
+ * What the rules read of a request, whatever the framework's request is: Node's IncomingMessage
+ * (node:http, Express, Fastify, Koa's ctx.req, the proxy) or a framework's own (Hono's context).
+ */
+export interface RequestAccess<Req> {
+  /** The connection the request came on, whose peer's key is found once; undefined if unknown. */
+  connection(req: Req): object | undefined;
+  /** The peer's address as text ('' when the runtime gives none). */
+  peerAddress(req: Req): string;
+  /** A header's value (lines of one name joined by ", "), undefined when absent. */
+  header(req: Req, name: string): string | undefined;
+}
+
+/** Node's IncomingMessage, as the rules read it. */
+export const NODE_REQUEST: RequestAccess<IncomingMessage> = {
+  connection: (req) => req.socket,
+  peerAddress: (req) => req.socket.remoteAddress ?? '',
+  header: (req, name) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  },
+};
+
 /** How a limit finds a request's key. */
-export type KeyOption = 'ip' | `header:${string}` | ((req: IncomingMessage) => Key);
+export type KeyOption<Req = IncomingMessage> = 'ip' | `header:${string}` | ((req: Req) => Key);
 
 /** How a limit keys its requests: by client address (default), by a header, or by a function. */
-export interface ClientKeyOptions {
+export interface ClientKeyOptions<Req = IncomingMessage> {
   /**
    * How a request's key is found: 'ip' (the client's address; default), 'header:<name>', or a
    * function of the request that returns a key.
    */
-  key?: KeyOption;
+  key?: KeyOption<Req>;
   /** Trusted proxy hops in front of this server. Default 0: X-Forwarded-For is never read. */
   trustProxy?: number;
   /** Bits of an IPv6 address that make one client. Default 56. */
@@ -37,25 +60,30 @@ export interface ClientKeyOptions {
 }
 
 /** A request's key, or throws (a key function that throws or returns a non-key). */
-export type KeyOf = (req: IncomingMessage) => Key;
+export type KeyOf<Req = IncomingMessage> = (req: Req) => Key;
 
-/** The function that finds a request's key, from validated options. */
-export function keyOf(options: ClientKeyOptions): KeyOf {
+/** The function that finds a request's key, from validated options, reading `access`. */
+export function keyOf<Req>(options: ClientKeyOptions<Req>, access: RequestAccess<Req>): KeyOf<Req> {
   const trustProxy = integerIn('trustProxy', options.trustProxy ?? 0, 0, 64);
   const prefix = integerIn('ipv6Prefix', options.ipv6Prefix ?? 56, 1, 128);
+  const peer = (req: Req) => {
+    const address = access.peerAddress(req);
+    return addressOrText(address, 0, address.length, prefix);
+  };
   // Without trusted proxies the key is the socket's peer: found once per connection (a
   // keep-alive connection carries many requests), not once per request.
-  const bySocket = new WeakMap<object, Key>();
+  const byConnection = new WeakMap<object, Key>();
   const ip =
     trustProxy > 0
-      ? (req: IncomingMessage) => clientKey(req, trustProxy, prefix)
-      : (req: IncomingMessage) => {
-          const socket = req.socket;
-          let key = bySocket.get(socket);
+      ? (req: Req) =>
+          forwardedKey(access.header(req, 'x-forwarded-for') ?? '', trustProxy, prefix) ?? peer(req)
+      : (req: Req) => {
+          const connection = access.connection(req);
+          if (connection === undefined) return peer(req);
+          let key = byConnection.get(connection);
           if (key === undefined) {
-            const address = socket.remoteAddress ?? '';
-            key = addressOrText(address, 0, address.length, prefix);
-            bySocket.set(socket, key);
+            key = peer(req);
+            byConnection.set(connection, key);
           }
           return key;
         };
@@ -67,9 +95,8 @@ export function keyOf(options: ClientKeyOptions): KeyOf {
   if (typeof key === 'string' && /^header:[!#$%&'*+\-.^_`|~0-9a-zA-Z]+$/.test(key)) {
     const name = key.slice('header:'.length).toLowerCase();
     return (req) => {
-      const value = req.headers[name];
-      const first = Array.isArray(value) ? value[0] : value;
-      return first === undefined || first === '' ? `ip:${ip(req)}` : `${name}:${first}`;
+      const value = access.header(req, name);
+      return value === undefined || value === '' ? `ip:${ip(req)}` : `${name}:${value}`;
     };
   }
   throw typeError('key', "'ip', 'header:<name>' or a function of the request", key);
@@ -81,36 +108,31 @@ function isSpace(c: number): boolean {
 }
 
 /**
- * The client's key: through `trustProxy` hops of X-Forwarded-For (the trustProxy-th address
- * from the right, or the leftmost when the header holds fewer; empty items skipped), else the
- * socket's peer. The header is scanned where it lies: no split, no array, no substring.
+ * The client's key through `trustProxy` hops of X-Forwarded-For (the trustProxy-th address from
+ * the right, or the leftmost when the header holds fewer; empty items skipped); undefined when
+ * the header names none, and the socket's peer is the client. The header is scanned where it
+ * lies: no split, no array, no substring.
  */
-export function clientKey(req: IncomingMessage, trustProxy: number, prefix: number): Key {
-  if (trustProxy > 0) {
-    const header = req.headers['x-forwarded-for'];
-    const text = Array.isArray(header) ? header.join(',') : (header ?? '');
-    let from = -1;
-    let to = -1;
-    let found = 0;
-    for (let end = text.length; found < trustProxy; ) {
-      let start = end;
-      while (start > 0 && text.charCodeAt(start - 1) !== 44) start--;
-      let a = start;
-      let b = end;
-      while (a < b && isSpace(text.charCodeAt(a))) a++;
-      while (b > a && isSpace(text.charCodeAt(b - 1))) b--;
-      if (b > a) {
-        from = a;
-        to = b;
-        found++;
-      }
-      if (start === 0) break;
-      end = start - 1;
+function forwardedKey(text: string, trustProxy: number, prefix: number): Key | undefined {
+  let from = -1;
+  let to = -1;
+  let found = 0;
+  for (let end = text.length; found < trustProxy; ) {
+    let start = end;
+    while (start > 0 && text.charCodeAt(start - 1) !== 44) start--;
+    let a = start;
+    let b = end;
+    while (a < b && isSpace(text.charCodeAt(a))) a++;
+    while (b > a && isSpace(text.charCodeAt(b - 1))) b--;
+    if (b > a) {
+      from = a;
+      to = b;
+      found++;
     }
-    if (from >= 0) return addressOrText(text, from, to, prefix);
+    if (start === 0) break;
+    end = start - 1;
   }
-  const address = req.socket.remoteAddress ?? '';
-  return addressOrText(address, 0, address.length, prefix);
+  return from >= 0 ? addressOrText(text, from, to, prefix) : undefined;
 }
 
 /**

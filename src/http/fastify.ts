@@ -21,6 +21,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InflightGuard, typeError } from '../core.js';
+import { NODE_REQUEST } from './client-key.js';
 import { type InflightLimitOptions, InflightRule } from './inflight-limit.js';
 import { type RateLimitOptions, RateLimitRule } from './rate-limit.js';
 import { problemBody, type Refusal, withMember } from './responses.js';
@@ -54,8 +55,11 @@ function rulesOf(options: unknown, name: string, defaults?: Rules): Rules {
     throw new TypeError(`${name}.${extra[0]} is not an option; the options are rate, inflight`);
   }
   return {
-    rate: rate === undefined ? (defaults?.rate ?? null) : new RateLimitRule(rate),
-    inflight: inflight === undefined ? (defaults?.inflight ?? null) : new InflightRule(inflight),
+    rate: rate === undefined ? (defaults?.rate ?? null) : new RateLimitRule(rate, NODE_REQUEST),
+    inflight:
+      inflight === undefined
+        ? (defaults?.inflight ?? null)
+        : new InflightRule(inflight, NODE_REQUEST),
   };
 }
 

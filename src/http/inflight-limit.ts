@@ -18,7 +18,7 @@ import {
   integerIn,
   type Key,
 } from '../core.js';
-import type { KeyOf } from './client-key.js';
+import { type KeyOf, NODE_REQUEST, type RequestAccess } from './client-key.js';
 import {
   fail,
   httpOptions,
@@ -36,7 +36,13 @@ export interface InflightDecision {
   count: number;
 }
 
-export interface InflightLimitOptions extends InflightOptions, LimitHttpOptions<InflightDecision> {
+/**
+ * `inflightLimit`'s options; `Req` is the request that the functions (key, skip, onLimit)
+ * receive (Node's here; Koa's context in hotcount/koa).
+ */
+export interface InflightLimitOptions<Req = IncomingMessage>
+  extends InflightOptions,
+    LimitHttpOptions<InflightDecision, Req> {
   /** Requests of one key in progress at once: an integer >= 1. */
   limit: number;
   /** Retry-After of a refusal, whole seconds. Default 1. */
@@ -47,33 +53,35 @@ export interface InflightLimitOptions extends InflightOptions, LimitHttpOptions<
  * A rule's options with the counter made elsewhere (the proxy's fleet mode: a local-first
  * inflight shared through Redis).
  */
-export type InflightRuleOptions =
-  | InflightLimitOptions
-  | (LimitHttpOptions<InflightDecision> & {
+export type InflightRuleOptions<Req = IncomingMessage> =
+  | InflightLimitOptions<Req>
+  | (LimitHttpOptions<InflightDecision, Req> & {
       limit: number;
       retryAfterS?: number;
       inflight: InflightCounter;
     });
 
-/** An Inflight with its HTTP options: keys, skip, dryRun, the refusal. */
-export class InflightRule {
+/**
+ * An Inflight with its HTTP options: keys, skip, dryRun, the refusal; over the requests of one
+ * framework, read through `access` (Node's IncomingMessage by default).
+ */
+export class InflightRule<Req = IncomingMessage> {
   readonly inflight: InflightCounter;
   readonly limit: number;
   readonly name: string;
   private readonly refusal: Refusal;
   /** Finds a request's key. */
-  readonly key: KeyOf;
-  private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
-  private readonly onLimit:
-    | ((req: IncomingMessage, decision: InflightDecision) => void)
-    | undefined;
+  readonly key: KeyOf<Req>;
+  private readonly skip: ((req: Req) => boolean) | undefined;
+  private readonly onLimit: ((req: Req, decision: InflightDecision) => void) | undefined;
   private readonly dryRun: boolean;
 
-  constructor(options: InflightRuleOptions) {
+  constructor(options: InflightRuleOptions<Req>, access: RequestAccess<Req>) {
     const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
       InflightDecision,
-      InflightRuleOptions
-    >(options, 'an object with limit', 'inflight');
+      Req,
+      InflightRuleOptions<Req>
+    >(options, 'an object with limit', 'inflight', access);
     const { limit: limited, retryAfterS: retry, ...counted } = rest;
     this.limit = integerIn('limit', limited, 1, 0x7fffffff);
     const retryAfterS = integerIn('retryAfterS', retry ?? 1, 1, 86_400);
@@ -104,13 +112,13 @@ export class InflightRule {
    * Enters `req`: null when skipped; else the guard to give back when the request ends, or the
    * refusal to send. Throws for a key that cannot be found.
    */
-  enter(req: IncomingMessage): InflightGuard | Refusal | null {
+  enter(req: Req): InflightGuard | Refusal | null {
     if (this.skip?.(req)) return null;
     return this.enterKey(req, this.key(req));
   }
 
   /** The same, for a key already found and without `skip` (for the proxy). */
-  enterKey(req: IncomingMessage, key: Key): InflightGuard | Refusal {
+  enterKey(req: Req, key: Key): InflightGuard | Refusal {
     const inflight = this.inflight;
     const guard = inflight.tryAcquire(key, this.limit);
     if (guard !== null) return guard;
@@ -142,7 +150,7 @@ export function inflightLimit(
 export function inflightLimit(
   options: InflightRuleOptions,
 ): Middleware & { inflight: InflightCounter } {
-  const rule = new InflightRule(options);
+  const rule = new InflightRule(options, NODE_REQUEST);
   const middleware: Middleware = (req, res, next) => {
     let entered: InflightGuard | Refusal | null;
     try {

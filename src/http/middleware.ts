@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { typeError } from '../core.js';
-import { type ClientKeyOptions, type KeyOf, keyOf } from './client-key.js';
+import { type ClientKeyOptions, type KeyOf, keyOf, type RequestAccess } from './client-key.js';
 import { checkName, refuse } from './responses.js';
 
 /** Connect's `next`: called with nothing to go on, with an error to hand it on. */
@@ -78,32 +78,36 @@ export function madeElsewhere<T>(
   return made as T;
 }
 
-/** The options every limit's middleware takes, beside its limit's own. */
-export interface LimitHttpOptions<Decision> extends ClientKeyOptions {
+/**
+ * The options every limit's middleware takes, beside its limit's own; `Req` is the request its
+ * functions receive (Node's IncomingMessage here, the framework's own in hotcount/hono and koa).
+ */
+export interface LimitHttpOptions<Decision, Req = IncomingMessage> extends ClientKeyOptions<Req> {
   /** The limit's name, in the fields and refusals. */
   name?: string;
   /** Requests for which this returns true pass uncounted. */
-  skip?: (req: IncomingMessage) => boolean;
+  skip?: (req: Req) => boolean;
   /** Count (and send the fields) but never refuse. Default false. */
   dryRun?: boolean;
   /** Called on each refusal (also in dryRun), before the response. */
-  onLimit?: (req: IncomingMessage, decision: Decision) => void;
+  onLimit?: (req: Req, decision: Decision) => void;
 }
 
 /**
  * The HTTP options of `options`, validated, and the rest, for the limit itself (which refuses
  * names it does not know).
  */
-export function httpOptions<Decision, T extends LimitHttpOptions<Decision>>(
+export function httpOptions<Decision, Req, T extends LimitHttpOptions<Decision, Req>>(
   options: T,
   what: string,
   fallbackName: string,
+  access: RequestAccess<Req>,
 ) {
   if (options === null || typeof options !== 'object') throw typeError('options', what, options);
   const { name, key, trustProxy, ipv6Prefix, skip, dryRun, onLimit, ...rest } = options;
   return {
     name: checkName(name, fallbackName),
-    key: keyOf({ key, trustProxy, ipv6Prefix }) as KeyOf,
+    key: keyOf<Req>({ key, trustProxy, ipv6Prefix }, access) as KeyOf<Req>,
     skip: checkFunction('skip', skip),
     onLimit: checkFunction('onLimit', onLimit),
     dryRun: checkBoolean('dryRun', dryRun),

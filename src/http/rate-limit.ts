@@ -15,7 +15,7 @@ import {
   RateLimiter,
   type RateLimiterOptions,
 } from '../core.js';
-import type { KeyOf } from './client-key.js';
+import { type KeyOf, NODE_REQUEST, type RequestAccess } from './client-key.js';
 import {
   fail,
   httpOptions,
@@ -32,31 +32,39 @@ export interface RateLimitOutcome {
   refusal: Refusal | null;
 }
 
-export interface RateLimitOptions extends RateLimiterOptions, LimitHttpOptions<RateLimitDecision> {}
+/**
+ * `rateLimit`'s options: the RateLimiter's and the HTTP ones; `Req` is the request that the
+ * functions (key, skip, onLimit) receive (Node's here; Koa's context in hotcount/koa).
+ */
+export interface RateLimitOptions<Req = IncomingMessage>
+  extends RateLimiterOptions,
+    LimitHttpOptions<RateLimitDecision, Req> {}
 
 /** A rule's options with the limiter made elsewhere (the proxy's fleet mode). */
-export type RateLimitRuleOptions =
-  | RateLimitOptions
-  | (LimitHttpOptions<RateLimitDecision> & { limiter: RateDecider });
+export type RateLimitRuleOptions<Req = IncomingMessage> =
+  | RateLimitOptions<Req>
+  | (LimitHttpOptions<RateLimitDecision, Req> & { limiter: RateDecider });
 
-/** A RateLimiter with its HTTP options: keys, skip, dryRun, the fields, the refusal. */
-export class RateLimitRule {
+/**
+ * A RateLimiter with its HTTP options: keys, skip, dryRun, the fields, the refusal; over the
+ * requests of one framework, read through `access` (Node's IncomingMessage by default).
+ */
+export class RateLimitRule<Req = IncomingMessage> {
   readonly limiter: RateDecider;
   readonly name: string;
   /** Finds a request's key. */
-  readonly key: KeyOf;
-  private readonly skip: ((req: IncomingMessage) => boolean) | undefined;
-  private readonly onLimit:
-    | ((req: IncomingMessage, decision: RateLimitDecision) => void)
-    | undefined;
+  readonly key: KeyOf<Req>;
+  private readonly skip: ((req: Req) => boolean) | undefined;
+  private readonly onLimit: ((req: Req, decision: RateLimitDecision) => void) | undefined;
   private readonly dryRun: boolean;
   private readonly policy: string;
 
-  constructor(options: RateLimitRuleOptions) {
+  constructor(options: RateLimitRuleOptions<Req>, access: RequestAccess<Req>) {
     const { name, key, skip, onLimit, dryRun, rest } = httpOptions<
       RateLimitDecision,
-      RateLimitRuleOptions
-    >(options, 'an object with limit and windowMs', 'rate');
+      Req,
+      RateLimitRuleOptions<Req>
+    >(options, 'an object with limit and windowMs', 'rate', access);
     this.limiter =
       'limiter' in rest
         ? madeElsewhere<RateDecider>(
@@ -80,13 +88,13 @@ export class RateLimitRule {
    * Decides `req`: null when skipped; else the fields to append, and the refusal to send (null
    * when the request goes on). Throws for a key that cannot be found.
    */
-  decide(req: IncomingMessage): RateLimitOutcome | null {
+  decide(req: Req): RateLimitOutcome | null {
     if (this.skip?.(req)) return null;
     return this.decideKey(req, this.key(req));
   }
 
   /** The same, for a key already found and without `skip` (for the proxy). */
-  decideKey(req: IncomingMessage, key: Key): RateLimitOutcome {
+  decideKey(req: Req, key: Key): RateLimitOutcome {
     const decision = this.limiter.check(key);
     const state = `"${this.name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`;
     let refusal: Refusal | null = null;
@@ -123,7 +131,7 @@ export function rateLimit(
   limiter: RateDecider;
 };
 export function rateLimit(options: RateLimitRuleOptions): Middleware & { limiter: RateDecider } {
-  const rule = new RateLimitRule(options);
+  const rule = new RateLimitRule(options, NODE_REQUEST);
   const limiter = rule.limiter;
   const middleware: Middleware = (req, res, next) => {
     let decided: ReturnType<RateLimitRule['decide']>;

@@ -16,6 +16,7 @@ import {
   rangeError,
   typeError,
 } from '../core.js';
+import { NODE_REQUEST } from '../http/client-key.js';
 import { InflightRule } from '../http/inflight-limit.js';
 import { RateLimitRule } from '../http/rate-limit.js';
 import { parseRate } from './duration.js';
@@ -146,22 +147,21 @@ export class ProxyLimit {
     };
     if (perWindow === null) this.rate = null;
     else if (rateLimiter === undefined) {
-      this.rate = new RateLimitRule({ ...common, ...perWindow, ...how });
+      this.rate = new RateLimitRule({ ...common, ...perWindow, ...how }, NODE_REQUEST);
     } else {
       const spec = { name: common.name, ...perWindow, ...how };
-      this.rate = new RateLimitRule({ ...keyed, limiter: rateLimiter(spec) });
+      this.rate = new RateLimitRule({ ...keyed, limiter: rateLimiter(spec) }, NODE_REQUEST);
     }
     if (inflight === undefined) this.inflight = null;
     else {
       const limit = integerIn(`${at}.inflight`, inflight, 1, 0x7fffffff);
       this.inflight =
         inflightCounter === undefined
-          ? new InflightRule({ ...common, limit })
-          : new InflightRule({
-              ...keyed,
-              limit,
-              inflight: inflightCounter({ name: common.name, limit }),
-            });
+          ? new InflightRule({ ...common, limit }, NODE_REQUEST)
+          : new InflightRule(
+              { ...keyed, limit, inflight: inflightCounter({ name: common.name, limit }) },
+              NODE_REQUEST,
+            );
     }
     this.name = (this.rate?.name ?? this.inflight?.name) as string;
     this.prefix = prefix;

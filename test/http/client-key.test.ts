@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { keyOf } from '../../src/http/client-key.js';
-import { type KeyOption, normalizeAddress } from '../../src/http/index.js';
+import { keyOf as keyWith, NODE_REQUEST } from '../../src/http/client-key.js';
+import { type ClientKeyOptions, type KeyOption, normalizeAddress } from '../../src/http/index.js';
 import { AddressKey, ipKey } from '../../src/index.js';
+
+/** A key finder over Node's requests, as the node:http middleware makes it. */
+const keyOf = (options: ClientKeyOptions) => keyWith(options, NODE_REQUEST);
 
 function request(remoteAddress: string, headers: Record<string, string | string[]> = {}) {
   return { socket: { remoteAddress }, headers } as unknown as IncomingMessage;
