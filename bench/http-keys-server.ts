@@ -7,11 +7,18 @@
  */
 import { createServer } from 'node:http';
 import fastifyRateLimit from '@fastify/rate-limit';
+import { getRequestListener } from '@hono/node-server';
 import express from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { rateLimiter as honoRateLimiter } from 'hono-rate-limiter';
+import Koa from 'koa';
+import koaRateLimit from 'koa-ratelimit';
+import { rateLimit as honoLimit } from '../src/hono/index.js';
 import hotcount from '../src/http/fastify.js';
 import { rateLimit } from '../src/http/index.js';
+import { rateLimit as koaLimit } from '../src/koa/index.js';
 
 export const KEY_CASES = [
   'node:http',
@@ -20,6 +27,10 @@ export const KEY_CASES = [
   'express + express-rate-limit',
   'fastify + hotcount plugin',
   'fastify + @fastify/rate-limit',
+  'koa + rateLimit',
+  'koa + koa-ratelimit',
+  'hono + rateLimit',
+  'hono + hono-rate-limiter',
 ] as const;
 export type KeyCase = (typeof KEY_CASES)[number];
 
@@ -85,6 +96,48 @@ async function main(which: KeyCase, limit: number, windowMs: number): Promise<vo
       app.get('/', async () => 'hello');
       await app.listen({ port: 0, host: '127.0.0.1' });
       ready((app.server.address() as { port: number }).port);
+      return;
+    }
+    case 'koa + rateLimit':
+    case 'koa + koa-ratelimit': {
+      const app = new Koa();
+      app.use(
+        which === 'koa + rateLimit'
+          ? koaLimit({ limit, windowMs, key: `header:${HEADER}` })
+          : koaRateLimit({
+              driver: 'memory',
+              db: new Map(),
+              duration: windowMs,
+              max: limit,
+              id: (ctx) => clientOf(ctx.headers),
+            }),
+      );
+      app.use(async (ctx) => {
+        ctx.body = 'hello';
+      });
+      const server = app.listen(0, '127.0.0.1', () =>
+        ready((server.address() as { port: number }).port),
+      );
+      server.keepAliveTimeout = 60_000;
+      return;
+    }
+    case 'hono + rateLimit':
+    case 'hono + hono-rate-limiter': {
+      const app = new Hono();
+      app.use(
+        which === 'hono + rateLimit'
+          ? honoLimit({ limit, windowMs, key: `header:${HEADER}` })
+          : honoRateLimiter({
+              limit,
+              windowMs,
+              standardHeaders: 'draft-7',
+              keyGenerator: (c) => c.req.header(HEADER) ?? '',
+            }),
+      );
+      app.get('/', (c) => c.text('hello'));
+      const server = createServer(getRequestListener(app.fetch));
+      server.keepAliveTimeout = 60_000;
+      server.listen(0, '127.0.0.1', () => ready((server.address() as { port: number }).port));
       return;
     }
   }

@@ -4,13 +4,20 @@
  * loopback port, prints `{ "port": N }`, and serves `hello` until killed. Every limiter allows
  * every request (1e9 a minute), so each does the same work: count and decide.
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import fastifyRateLimit from '@fastify/rate-limit';
+import { getRequestListener } from '@hono/node-server';
 import express from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { rateLimiter as honoRateLimiter } from 'hono-rate-limiter';
+import Koa from 'koa';
+import koaRateLimit from 'koa-ratelimit';
+import { rateLimit as honoLimit } from '../src/hono/index.js';
 import hotcount from '../src/http/fastify.js';
 import { rateLimit } from '../src/http/index.js';
+import { rateLimit as koaLimit } from '../src/koa/index.js';
 
 export const HTTP_CASES = [
   'node:http',
@@ -19,6 +26,12 @@ export const HTTP_CASES = [
   'express + express-rate-limit',
   'fastify + hotcount plugin',
   'fastify + @fastify/rate-limit',
+  'koa',
+  'koa + rateLimit',
+  'koa + koa-ratelimit',
+  'hono',
+  'hono + rateLimit',
+  'hono + hono-rate-limiter',
 ] as const;
 export type HttpCase = (typeof HTTP_CASES)[number];
 
@@ -77,6 +90,39 @@ async function main(which: HttpCase): Promise<void> {
         `${JSON.stringify({ port: typeof address === 'object' ? address?.port : 0 })}\n`,
       );
       return;
+    }
+    case 'koa':
+    case 'koa + rateLimit':
+    case 'koa + koa-ratelimit': {
+      const app = new Koa();
+      if (which === 'koa + rateLimit') app.use(koaLimit({ limit: LIMIT, windowMs: WINDOW_MS }));
+      if (which === 'koa + koa-ratelimit') {
+        app.use(koaRateLimit({ driver: 'memory', db: new Map(), duration: WINDOW_MS, max: LIMIT }));
+      }
+      app.use(async (ctx) => {
+        ctx.body = 'hello';
+      });
+      return listen(app.callback());
+    }
+    case 'hono':
+    case 'hono + rateLimit':
+    case 'hono + hono-rate-limiter': {
+      const app = new Hono();
+      if (which === 'hono + rateLimit') app.use(honoLimit({ limit: LIMIT, windowMs: WINDOW_MS }));
+      if (which === 'hono + hono-rate-limiter') {
+        // Its MemoryStore (the default), keyed by the client address as hotcount's is.
+        app.use(
+          honoRateLimiter({
+            limit: LIMIT,
+            windowMs: WINDOW_MS,
+            standardHeaders: 'draft-7',
+            keyGenerator: (c) =>
+              (c.env as { incoming: IncomingMessage }).incoming.socket.remoteAddress ?? '',
+          }),
+        );
+      }
+      app.get('/', (c) => c.text('hello'));
+      return listen(getRequestListener(app.fetch));
     }
   }
 }

@@ -88,5 +88,33 @@ export async function httpSuite(options: BenchOptions): Promise<Row[]> {
       '12.2 Fastify + the hotcount plugin vs Fastify + @fastify/rate-limit',
       1,
     ),
+    await pair(
+      options,
+      'koa + rateLimit',
+      'koa + koa-ratelimit',
+      '36.1 Koa + rateLimit vs Koa + koa-ratelimit (memory driver)',
+      1,
+    ),
+    await pair(
+      options,
+      'koa + rateLimit',
+      'koa',
+      '36.1 Koa + rateLimit vs Koa without a limiter',
+      0.9,
+    ),
+    await pair(
+      options,
+      'hono + rateLimit',
+      'hono + hono-rate-limiter',
+      '36.2 Hono + rateLimit vs Hono + hono-rate-limiter (MemoryStore), @hono/node-server',
+      1,
+    ),
+    await pair(
+      options,
+      'hono + rateLimit',
+      'hono',
+      '36.2 Hono + rateLimit vs Hono without a limiter, @hono/node-server',
+      0.9,
+    ),
   ];
 }

@@ -94,8 +94,9 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
     join(project, 'types.ts'),
     "import { CountMinSketch } from 'hotcount';\nimport hotcountFastify from 'hotcount/fastify';\n" +
       "import { rateLimit } from 'hotcount/http';\nimport { LimitingProxy } from 'hotcount/proxy';\n" +
-      "import { RedisRateLimiter } from 'hotcount/redis';\n" +
-      'export const used = [CountMinSketch, rateLimit, hotcountFastify, LimitingProxy, RedisRateLimiter];\n',
+      "import { RedisRateLimiter } from 'hotcount/redis';\nimport { inflightLimit } from 'hotcount/koa';\n" +
+      "import { rateLimit as honoLimit } from 'hotcount/hono';\n" +
+      'export const used = [CountMinSketch, rateLimit, hotcountFastify, LimitingProxy, RedisRateLimiter, inflightLimit, honoLimit];\n',
   );
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   for (const [resolution, module] of [

@@ -28,6 +28,8 @@ const LAYERS: Record<string, number> = {
   'core.ts': 5,
   redis: 6,
   http: 6,
+  hono: 7,
+  koa: 7,
   proxy: 7,
   cli: 8,
 };

@@ -9,6 +9,8 @@ export const EXPECTED: Record<string, RegExp> = {
   'express.ts': /^200 200 429 200\n$/,
   'fastify.ts': /^200 200 429 200 429 200 200 200\n$/,
   'http.ts': /^200 200 429\n$/,
+  'hono.ts': /^200 200 429\n$/,
+  'koa.ts': /^200 200 429\n$/,
   'limits.ts':
     /^ok, ok, ok, ok, ok, 429 \(retry in \d+ ms\), 429 \(retry in \d+ ms\)\nthird: 503\nin progress after release: 0\n$/,
   'proxy.ts': /^200 200 200 429\n$/,

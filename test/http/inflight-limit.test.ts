@@ -1,21 +1,12 @@
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { inflightLimit } from '../../src/http/index.js';
-import { type AddressKey, ipKey } from '../../src/index.js';
-import { listen } from '../helpers/http.js';
+import { LOOPBACK, listen, sendAlone, settles } from '../helpers/http.js';
 
 const secret = new Uint8Array(16).fill(37);
-/** The key the middleware counts this test's client under: its address, as an AddressKey. */
-const CLIENT = ipKey('127.0.0.1') as AddressKey;
-
-/** Waits (up to 2 s) for the client's count to come back to `count`. */
-async function settles(limit: ReturnType<typeof inflightLimit>, count: number): Promise<void> {
-  for (let i = 0; i < 200 && limit.inflight.estimate(CLIENT) !== count; i++) await sleep(10);
-  assert.equal(limit.inflight.estimate(CLIENT), count);
-}
+const CLIENT = LOOPBACK;
 
 test('over the limit: 503 with a short Retry-After and problem+json; a held request counts until its response ends', async () => {
   const limit = inflightLimit({ limit: 2, secret, retryAfterS: 2 });
@@ -57,16 +48,7 @@ test('the guard is given back exactly once on every path: finished, client abort
       res.end('caught');
     }
   });
-  const send = (path: string) =>
-    new Promise<string>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(`${res.statusCode}`));
-      });
-      req.on('error', () => resolve('reset'));
-      req.end();
-      if (path === '/hang') setTimeout(() => req.destroy(), 50);
-    });
+  const send = (path: string) => sendAlone(port, path);
   try {
     assert.equal(await send('/finish'), '200');
     await settles(limit, 0);
