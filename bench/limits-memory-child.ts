@@ -11,7 +11,9 @@
  * limits.ts imports only this file's types (erased), never the file itself.
  */
 import { MemoryStore } from 'express-rate-limit';
+import { MemoryStore as HonoMemoryStore } from 'hono-rate-limiter';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { HonoRateLimiterStore } from '../src/hono/index.js';
 import { ExpressRateLimitStore } from '../src/http/index.js';
 import { RateLimiter } from '../src/index.js';
 import { Prng } from './prng.js';
@@ -23,6 +25,8 @@ const LIMITER_MEMORY_CASES = [
   'rate-limiter-flexible RateLimiterMemory',
   'express-rate-limit MemoryStore',
   'hotcount ExpressRateLimitStore',
+  'hono-rate-limiter MemoryStore',
+  'hotcount HonoRateLimiterStore',
 ] as const;
 export type LimiterMemoryCase = (typeof LIMITER_MEMORY_CASES)[number];
 
@@ -64,13 +68,22 @@ function create(which: LimiterMemoryCase): Limiter | null {
       store.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
       return { check: async (key) => (await store.increment(key)).totalHits, memoryBytes: 0 };
     }
-    case 'hotcount ExpressRateLimitStore': {
-      const store = new ExpressRateLimitStore();
+    case 'hotcount ExpressRateLimitStore':
+    case 'hotcount HonoRateLimiterStore': {
+      const store =
+        which === 'hotcount ExpressRateLimitStore'
+          ? new ExpressRateLimitStore()
+          : new HonoRateLimiterStore();
       store.init({ windowMs: WINDOW_MS });
       return {
         check: async (key) => (await store.increment(key)).totalHits,
         memoryBytes: store.memoryBytes,
       };
+    }
+    case 'hono-rate-limiter MemoryStore': {
+      const store = new HonoMemoryStore();
+      store.init({ windowMs: WINDOW_MS } as Parameters<HonoMemoryStore['init']>[0]);
+      return { check: async (key) => (await store.increment(key)).totalHits, memoryBytes: 0 };
     }
   }
 }

@@ -15,7 +15,9 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { MemoryStore } from 'express-rate-limit';
+import { MemoryStore as HonoMemoryStore } from 'hono-rate-limiter';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { HonoRateLimiterStore } from '../src/hono/index.js';
 import { ExpressRateLimitStore } from '../src/http/index.js';
 import { CountMinSketch, Inflight, RateLimiter } from '../src/index.js';
 import type { LimiterMemoryCase, LimiterMemorySample } from './limits-memory-child.js';
@@ -100,6 +102,11 @@ export function peers(keys: string[], events: Int32Array) {
   // middleware awaits a store.
   const dropIn = new ExpressRateLimitStore();
   dropIn.init({ windowMs: WINDOW_MS });
+  // hono-rate-limiter's MemoryStore and the drop-in store in its place (issue 36).
+  const honoStore = new HonoMemoryStore();
+  honoStore.init({ windowMs: WINDOW_MS } as Parameters<HonoMemoryStore['init']>[0]);
+  const honoDropIn = new HonoRateLimiterStore();
+  honoDropIn.init({ windowMs: WINDOW_MS });
   const competitors: AsyncCompetitor[] = [
     {
       name: 'RateLimiterMemory.consume',
@@ -113,8 +120,20 @@ export function peers(keys: string[], events: Int32Array) {
       name: 'ExpressRateLimitStore.increment',
       run: timedAwaited(keys, events, async (k) => (await dropIn.increment(k)).totalHits),
     },
+    {
+      name: 'hono-rate-limiter MemoryStore.increment',
+      run: timedAwaited(keys, events, async (k) => (await honoStore.increment(k)).totalHits),
+    },
+    {
+      name: 'HonoRateLimiterStore.increment',
+      run: timedAwaited(keys, events, async (k) => (await honoDropIn.increment(k)).totalHits),
+    },
   ];
-  return { competitors, close: () => store.shutdown() };
+  const close = () => {
+    store.shutdown();
+    honoStore.shutdown();
+  };
+  return { competitors, close };
 }
 
 async function speedCase(options: BenchOptions): Promise<Row[]> {
@@ -212,6 +231,13 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
     ),
     ratioRow(
       rounds,
+      "36.3 HonoRateLimiterStore.increment (per-client windows, awaited) vs hono-rate-limiter's MemoryStore.increment (awaited), 1M distinct client addresses",
+      'HonoRateLimiterStore.increment',
+      'hono-rate-limiter MemoryStore.increment',
+      { factor: 1.5, faster: true },
+    ),
+    ratioRow(
+      rounds,
       '11.6 Inflight acquire + release vs one sketch.increment',
       'Inflight acquire + release',
       'sketch.increment',
@@ -300,6 +326,8 @@ const MEMORY_CASES: readonly LimiterMemoryCase[] = [
   'rate-limiter-flexible RateLimiterMemory',
   'express-rate-limit MemoryStore',
   'hotcount ExpressRateLimitStore',
+  'hono-rate-limiter MemoryStore',
+  'hotcount HonoRateLimiterStore',
 ];
 
 /** Heap and external growth over 1M clients, one fresh child per case and round. */
@@ -355,6 +383,13 @@ function memoryCase(options: BenchOptions): Row[] {
       target: 'report only',
       met: null,
     },
+    honoStoreMemoryRow(samples, describe),
+    {
+      case: '36.3 memory: hono-rate-limiter MemoryStore over 1M distinct clients',
+      measured: describe('hono-rate-limiter MemoryStore'),
+      target: 'report only',
+      met: null,
+    },
     {
       case: '11.3 memory: baseline child (the 1M addresses, no limiter)',
       measured: describe('baseline'),
@@ -362,6 +397,21 @@ function memoryCase(options: BenchOptions): Row[] {
       met: null,
     },
   ];
+}
+
+/** Issue 36: the drop-in store for hono-rate-limiter keeps its heap flat over 1M clients. */
+function honoStoreMemoryRow(
+  samples: Map<LimiterMemoryCase, LimiterMemorySample[]>,
+  describe: (which: LimiterMemoryCase) => string,
+): Row {
+  const list = samples.get('hotcount HonoRateLimiterStore') ?? [];
+  const heap = median(list.map((s) => s.heapUsedBytes));
+  return {
+    case: `36.3 memory: hotcount HonoRateLimiterStore over 1M distinct clients (memoryBytes ${formatBytes(list[0]?.memoryBytes ?? 0)}): heap growth`,
+    measured: `heap ${formatBytes(heap)}; growth ${describe('hotcount HonoRateLimiterStore')}`,
+    target: 'heap growth < 1 MiB (flat)',
+    met: heap < 1024 * 1024,
+  };
 }
 
 /** Two threads checking one shared RateLimiter, against one thread, in the same rounds. */

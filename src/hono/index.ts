@@ -8,10 +8,17 @@
  *
  * The rules, fields, refusals and client keys of hotcount/http; the functions of the options
  * receive Hono's `c`. A route or a path pattern takes its own middleware, with its own limit.
+ * For hono-rate-limiter's users, `HonoRateLimiterStore` takes its MemoryStore's place.
  *
  * @module
  */
-export type { ClientKeyOptions, InflightDecision } from '../http/index.js';
+export type {
+  ClientKeyOptions,
+  ClientRateLimitInfo,
+  ExpressRateLimitStoreOptions as HonoRateLimiterStoreOptions,
+  InflightDecision,
+} from '../http/index.js';
+export { HonoRateLimiterStore } from './hono-rate-limiter-store.js';
 export {
   type HonoInflightLimitOptions,
   type HonoRateLimitOptions,

@@ -12,17 +12,19 @@
  * address throws a TypeError that says so, which Hono answers 500: never every client counted
  * as one.
  *
- * The inflight guard is given back when the response is over: at once for a response without a
- * body or after a downstream error (Hono's error handler made the response), and for a body,
- * when the runtime has read it to its end or cancelled it (the client went away). The body is
- * passed through a stream of our own for that, the one Web-standard hook every runtime gives.
+ * The inflight guard is given back when the response is over. On @hono/node-server, on Node's
+ * response's `close` (sent, or the client gone), as the node:http middleware does. Elsewhere, at
+ * once for a response without a body, and for a body when the runtime has read it to its end
+ * or cancelled it (the client went away): the body is passed through a stream of our own for
+ * that, the one Web-standard hook every runtime gives.
  */
+import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { type Inflight, InflightGuard, type RateLimiter } from '../core.js';
 import type { RequestAccess } from '../http/client-key.js';
 import { type InflightLimitOptions, InflightRule } from '../http/inflight-limit.js';
 import { type RateLimitOptions, RateLimitRule } from '../http/rate-limit.js';
-import { problemBody, type Refusal } from '../http/responses.js';
+import { problemBody, type Refusal, setField } from '../http/responses.js';
 
 /** Where a runtime's server left itself in `c.env`: the bindings, or a `server` field of them. */
 function bindingsOf(c: Context): Record<string, unknown> | undefined {
@@ -43,6 +45,12 @@ function noAddress(): TypeError {
     "hotcount/hono found no client address in c.env (@hono/node-server's incoming, Bun's " +
       "server, Deno's remoteAddr): serve the app with one of them, or give the limit a key",
   );
+}
+
+/** Node's response under @hono/node-server's request, if this is one. */
+function outgoingOf(c: Context): ServerResponse | undefined {
+  const outgoing = bindingsOf(c)?.outgoing as ServerResponse | undefined;
+  return typeof outgoing?.setHeader === 'function' ? outgoing : undefined;
 }
 
 /** The peer's address as text, from whichever runtime served the request. */
@@ -99,17 +107,31 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler & {
   const middleware: MiddlewareHandler = async (c, next) => {
     const decided = rule.decide(c);
     if (decided === null) return next();
-    if (decided.refusal !== null) {
-      c.header('RateLimit-Policy', decided.policy);
-      c.header('RateLimit', decided.state);
-      return refusalResponse(c, decided.refusal);
+    // On @hono/node-server the fields go on Node's response, as the node:http middleware puts
+    // them: Node sends them with whatever response the handler makes, and a response without
+    // headers of Hono's own keeps the server's fast path (measured against hono-rate-limiter:
+    // 1.15x its requests/s this way, 0.98x with the fields as Hono headers).
+    const outgoing = outgoingOf(c);
+    if (outgoing !== undefined) {
+      setField(outgoing, 'RateLimit-Policy', decided.policy);
+      setField(outgoing, 'RateLimit', decided.state);
+      if (decided.refusal !== null) return refusalResponse(c, decided.refusal);
+      return next();
     }
+    c.header('RateLimit-Policy', decided.policy, { append: true });
+    c.header('RateLimit', decided.state, { append: true });
+    if (decided.refusal !== null) return refusalResponse(c, decided.refusal);
     await next();
-    // After the handler, on whatever response it made (also a Response of its own, which
-    // drops the fields set before it), ahead of what the limits after this one added, so that
-    // the members read in the order the limits ran, as in the other frameworks.
-    c.header('RateLimit-Policy', ahead(decided.policy, c.res.headers.get('RateLimit-Policy')));
-    c.header('RateLimit', ahead(decided.state, c.res.headers.get('RateLimit')));
+    // A handler that makes a Response of its own drops the fields set before it: then they go
+    // on that response, ahead of what the limits after this one added there, so that the
+    // members read in the order the limits ran. (Only then: writing to a response after the
+    // handler makes Hono copy it.)
+    const headers = c.res.headers;
+    const state = headers.get('RateLimit');
+    if (state === null || !state.includes(decided.state)) {
+      c.header('RateLimit-Policy', ahead(decided.policy, headers.get('RateLimit-Policy')));
+      c.header('RateLimit', ahead(decided.state, state));
+    }
   };
   return Object.assign(middleware, { limiter: rule.limiter as RateLimiter });
 }
@@ -165,12 +187,17 @@ export function inflightLimit(options: HonoInflightLimitOptions): MiddlewareHand
     if (entered === null) return next();
     if (!(entered instanceof InflightGuard)) return refusalResponse(c, entered);
     const release = () => entered.release();
+    // On @hono/node-server the response is Node's: given back on its close, as the node:http
+    // middleware does, whatever ends it (sent, the client gone), and the response untouched.
+    const outgoing = outgoingOf(c);
+    if (outgoing !== undefined) outgoing.once('close', release);
     try {
       await next();
     } catch (error) {
       release();
       throw error;
     }
+    if (outgoing !== undefined) return;
     const response = c.res;
     if (response.body === null) {
       release();
