@@ -101,6 +101,7 @@ async function main(which: KeyCase, limit: number, windowMs: number): Promise<vo
     case 'koa + rateLimit':
     case 'koa + koa-ratelimit': {
       const app = new Koa();
+      app.silent = true; // a load generator's closed connections (EPIPE) are not the server's faults
       app.use(
         which === 'koa + rateLimit'
           ? koaLimit({ limit, windowMs, key: `header:${HEADER}` })

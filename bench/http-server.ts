@@ -95,6 +95,7 @@ async function main(which: HttpCase): Promise<void> {
     case 'koa + rateLimit':
     case 'koa + koa-ratelimit': {
       const app = new Koa();
+      app.silent = true; // a load generator's closed connections (EPIPE) are not the server's faults
       if (which === 'koa + rateLimit') app.use(koaLimit({ limit: LIMIT, windowMs: WINDOW_MS }));
       if (which === 'koa + koa-ratelimit') {
         app.use(koaRateLimit({ driver: 'memory', db: new Map(), duration: WINDOW_MS, max: LIMIT }));
