@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { typeError } from '../core.js';
-import { type ClientKeyOptions, type KeyOf, keyOf, type RequestAccess } from './client-key.js';
+import { type ClientKeyOptions, keyOf, type RequestAccess } from './client-key.js';
 import { checkName, refuse } from './responses.js';
 
 /** Connect's `next`: called with nothing to go on, with an error to hand it on. */
@@ -107,7 +107,7 @@ export function httpOptions<Decision, Req, T extends LimitHttpOptions<Decision, 
   const { name, key, trustProxy, ipv6Prefix, skip, dryRun, onLimit, ...rest } = options;
   return {
     name: checkName(name, fallbackName),
-    key: keyOf<Req>({ key, trustProxy, ipv6Prefix }, access) as KeyOf<Req>,
+    key: keyOf<Req>({ key, trustProxy, ipv6Prefix }, access),
     skip: checkFunction('skip', skip),
     onLimit: checkFunction('onLimit', onLimit),
     dryRun: checkBoolean('dryRun', dryRun),

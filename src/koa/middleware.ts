@@ -28,8 +28,8 @@ export type KoaMiddleware = (ctx: Context, next: Next) => Promise<void>;
  * `trustProxy`, not Koa's `app.proxy`, so that every framework keys a request alike).
  */
 const KOA_REQUEST: RequestAccess<Context> = {
-  connection: (ctx) => ctx.req.socket,
-  peerAddress: (ctx) => ctx.req.socket.remoteAddress ?? '',
+  connection: (ctx) => NODE_REQUEST.connection(ctx.req),
+  peerAddress: (ctx) => NODE_REQUEST.peerAddress(ctx.req),
   header: (ctx, name) => NODE_REQUEST.header(ctx.req, name),
 };
 

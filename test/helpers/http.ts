@@ -44,3 +44,23 @@ export function sendAlone(port: number, path: string): Promise<string> {
     if (path === '/hang') setTimeout(() => req.destroy(), 50);
   });
 }
+
+/** A refusal's problem details (RFC 9457), as the limits send them. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+}
+
+/**
+ * The problem details of `response`, after checking what every refusal of the limits carries:
+ * the status, application/problem+json, and the same status in the body.
+ */
+export async function problemOf(response: Response, status: number): Promise<Problem> {
+  assert.equal(response.status, status);
+  assert.equal(response.headers.get('content-type'), 'application/problem+json');
+  const problem = (await response.json()) as Problem;
+  assert.equal(problem.status, status);
+  return problem;
+}

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Koa from 'koa';
 import { type AddressKey, ipKey } from '../../src/index.js';
 import { inflightLimit, rateLimit } from '../../src/koa/index.js';
-import { LOOPBACK, sendAlone, settles } from '../helpers/http.js';
+import { LOOPBACK, problemOf, sendAlone, settles } from '../helpers/http.js';
 
 const secret = new Uint8Array(16).fill(53);
 const CLIENT = LOOPBACK;
@@ -39,12 +39,9 @@ test('Koa rateLimit: the draft fields on every response, 429 with Retry-After an
     assert.match(String(first.headers.get('ratelimit')), /^"api";r=1;t=\d+$/);
     assert.equal((await fetch(url)).status, 200);
     const refused = await fetch(url);
-    assert.equal(refused.status, 429);
-    assert.equal(refused.headers.get('content-type'), 'application/problem+json');
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
     assert.equal(refused.headers.get('ratelimit-policy'), '"api";q=2;w=60');
-    const problem = (await refused.json()) as { status: number; title: string; detail: string };
-    assert.equal(problem.status, 429);
+    const problem = await problemOf(refused, 429);
     assert.equal(problem.title, 'Too Many Requests');
     assert.match(problem.detail, /"api"/);
     assert.equal(ran, 2, 'a refused request never reaches the downstream middleware');
@@ -193,11 +190,8 @@ test('Koa inflightLimit: 503 over the limit; a held request counts until its res
     const held = [fetch(url), fetch(url)];
     await settles(limit, 2);
     const refused = await fetch(url);
-    assert.equal(refused.status, 503);
     assert.equal(refused.headers.get('retry-after'), '3');
-    assert.equal(refused.headers.get('content-type'), 'application/problem+json');
-    const problem = (await refused.json()) as { status: number; detail: string };
-    assert.equal(problem.status, 503);
+    const problem = await problemOf(refused, 503);
     assert.match(problem.detail, /"slots": 2/);
     assert.equal(limit.inflight.estimate(CLIENT), 2, 'a refusal holds nothing');
     for (const finish of waiting) finish();
