@@ -14,6 +14,12 @@ export { addressKeyIn } from './hash/address-key.js';
 export { checkKey, KeyHasher } from './hash/key-hasher.js';
 export { copySecret, hashKeyWords, randomSecret, secretFingerprint } from './hash/secret.js';
 export * from './index.js';
+export {
+  BlockingCall,
+  BlockingWindows,
+  MAX_BLOCKING_CAPACITY,
+  SLICES,
+} from './limits/blocking-windows.js';
 export { ClientWindows, checkStoreWindows } from './limits/client-windows.js';
 export type { GcraGrid } from './limits/gcra.js';
 export { checkCount, UNSHARED_SKETCH_OPTION_NAMES } from './limits/options.js';

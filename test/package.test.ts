@@ -96,7 +96,8 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
       "import { rateLimit } from 'hotcount/http';\nimport { LimitingProxy } from 'hotcount/proxy';\n" +
       "import { RedisRateLimiter } from 'hotcount/redis';\nimport { inflightLimit } from 'hotcount/koa';\n" +
       "import { rateLimit as honoLimit } from 'hotcount/hono';\n" +
-      'export const used = [CountMinSketch, rateLimit, hotcountFastify, LimitingProxy, RedisRateLimiter, inflightLimit, honoLimit];\n',
+      "import { SketchThrottlerStorage } from 'hotcount/nest';\n" +
+      'export const used = [CountMinSketch, rateLimit, hotcountFastify, LimitingProxy, RedisRateLimiter, inflightLimit, honoLimit, SketchThrottlerStorage];\n',
   );
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   for (const [resolution, module] of [

@@ -30,6 +30,7 @@ const LAYERS: Record<string, number> = {
   http: 6,
   hono: 7,
   koa: 7,
+  nest: 7,
   proxy: 7,
   cli: 8,
 };

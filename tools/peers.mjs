@@ -13,6 +13,14 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STORE_PEERS = ['express-rate-limit', '@fastify/rate-limit'];
+/** Nest's packages the tests of hotcount/nest run (devDependencies, at the throttler's Nest). */
+const NEST = [
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/testing',
+  '@nestjs/platform-express',
+  '@nestjs/platform-fastify',
+];
 
 /** [major, minor, patch] of a release version; null for a prerelease. */
 function parts(version) {
@@ -46,6 +54,20 @@ export function peerVersions(end) {
   for (const [name, range] of Object.entries(ranges)) {
     const versions = releases(name, range);
     chosen[name] = end === 'lowest' ? versions[0] : versions[versions.length - 1];
+  }
+  // A throttler runs inside the Nest it allows: the newest Nest its peer range takes, so that
+  // the tests' Nest apps are one a user of that throttler can have.
+  const throttler = chosen['@nestjs/throttler'];
+  if (throttler !== undefined) {
+    const peers = JSON.parse(
+      execFileSync('npm', ['view', `@nestjs/throttler@${throttler}`, 'peerDependencies', '--json'], {
+        encoding: 'utf8',
+      }),
+    );
+    for (const name of NEST) {
+      const versions = releases(name, peers['@nestjs/core']);
+      chosen[name] = versions[versions.length - 1];
+    }
   }
   return chosen;
 }

@@ -40,8 +40,8 @@
 import { checkClock, readClock } from '../clock.js';
 import { checkOptionNames, integerIn, rangeError, typeError } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
-import { cellOf } from '../sketch/columns.js';
 import type { SketchHasher } from '../sketch/sketch-options.js';
+import { LatestTimes } from './latest-times.js';
 import { type LimitSketchOptions, UNSHARED_SKETCH_OPTION_NAMES } from './options.js';
 import { checkWindowMs, Rate } from './rate.js';
 
@@ -87,30 +87,6 @@ const FORGOTTEN = Number.NEGATIVE_INFINITY;
 const HELD_WIDTH = 4096;
 const HELD_DEPTH = 4;
 
-/** The latest time hashed to each cell; a key's is the least over its rows, never before its own. */
-class LatestTimes {
-  private readonly cells = new Float64Array(HELD_WIDTH * HELD_DEPTH);
-
-  raise(h1: number, h2: number, until: number): void {
-    const cells = this.cells;
-    for (let row = 0; row < HELD_DEPTH; row++) {
-      const cell = cellOf(h1, h2, row, HELD_WIDTH);
-      if (cells[cell] < until) cells[cell] = until;
-    }
-  }
-
-  /** Never before the key's own time (0 if it was never held). */
-  estimate(h1: number, h2: number): number {
-    const cells = this.cells;
-    let least = Number.POSITIVE_INFINITY;
-    for (let row = 0; row < HELD_DEPTH; row++) {
-      const cell = cellOf(h1, h2, row, HELD_WIDTH);
-      if (cells[cell] < least) least = cells[cell];
-    }
-    return least;
-  }
-}
-
 /**
  * The windows a drop-in store counts in, checked: 'client' (ClientWindows, the default) or
  * 'aligned' (a Rate), and the table's capacity if given. RangeError or TypeError naming the
@@ -140,12 +116,12 @@ export class ClientWindows {
   private readonly hasher: SketchHasher;
   private readonly backstop: Rate;
   /** Until when a client is held over the limit (continueExceeding, exponentialBackoff). */
-  private readonly held = new LatestTimes();
+  private readonly held = new LatestTimes(HELD_WIDTH, HELD_DEPTH);
   /**
    * Until when a client the table had lost was sent a decrement: MemoryStore then holds a
    * window of 0 requests from that moment, or a stale one, and which is not known.
    */
-  private readonly unsure = new LatestTimes();
+  private readonly unsure = new LatestTimes(HELD_WIDTH, HELD_DEPTH);
   /** 1 for a bucket that has given a slot to another client: a client not in it may be known. */
   private readonly evicted: Uint8Array;
   private readonly buckets: number;
