@@ -60,9 +60,13 @@ export function peerVersions(end) {
   const throttler = chosen['@nestjs/throttler'];
   if (throttler !== undefined) {
     const peers = JSON.parse(
-      execFileSync('npm', ['view', `@nestjs/throttler@${throttler}`, 'peerDependencies', '--json'], {
-        encoding: 'utf8',
-      }),
+      execFileSync(
+        'npm',
+        ['view', `@nestjs/throttler@${throttler}`, 'peerDependencies', '--json'],
+        {
+          encoding: 'utf8',
+        },
+      ),
     );
     for (const name of NEST) {
       const versions = releases(name, peers['@nestjs/core']);

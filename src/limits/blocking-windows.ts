@@ -20,10 +20,10 @@
  * either `certain` or `unsure`:
  * - Certain: its slot mirrors the algorithm's state (blocked or not, until when, the hits it
  *   counts since the last start-over) and answers as the algorithm does. Its hits are kept in
- *   SLICES + 1 sub-windows of ttlMs / SLICES (count, first and last hit time): the sum over the
- *   windows that meet the last ttlMs is never under the algorithm's count, and a lower bound of it
- *   is known too (the windows wholly inside, and of the oldest one what its first and last hit
- *   times prove). A block whose lower bound is also over the limit is the algorithm's own block,
+ *   SLICES + 1 sub-windows of ttlMs / SLICES (count, first and last hit time): the windows that
+ *   meet the last ttlMs give bounds of the algorithm's count, the windows wholly inside it and
+ *   of the oldest one what its first and last hit times prove (all of its hits inside, none, or
+ *   from one to all but one). A block whose lower bound is also over the limit is the algorithm's own block,
  *   and the client stays certain; one the coarse windows alone decided may not be, and makes the
  *   client unsure. When every hit falls on a multiple of ttlMs / SLICES, the two bounds are equal
  *   and the answers are exactly the algorithm's.
@@ -413,10 +413,15 @@ export class BlockingWindows {
       const cell = slot * RING + slotOf(each);
       if (this.windows[cell] !== each) continue;
       const hits = this.counts[cell];
-      upper += hits;
-      // Every window after `first` lies wholly inside; of `first`, what its times prove.
-      if (each > first || this.firsts[cell] > since) lower += hits;
-      else if (this.lasts[cell] > since) lower += 1;
+      // Every window after `first` lies wholly inside; of `first`, what its times prove: all of
+      // its hits inside, none, or from its last (inside) to all but its first (outside).
+      if (each > first || this.firsts[cell] > since) {
+        upper += hits;
+        lower += hits;
+      } else if (this.lasts[cell] > since) {
+        upper += hits - 1;
+        lower += 1;
+      }
     }
     this.upper = upper;
     this.lower = lower;

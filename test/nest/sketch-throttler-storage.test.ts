@@ -6,6 +6,7 @@
  * evictions.
  */
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { ThrottlerStorageService } from '@nestjs/throttler';
 import fc from 'fast-check';
@@ -17,6 +18,16 @@ const secret = new Uint8Array(16).fill(83);
 const EPOCH = 1_800_000_000_000;
 /** @nestjs/throttler 6.7 and later: blockDuration 0 limits without a block. */
 const NO_BLOCK_MODE = 'incrementWithoutBlock' in ThrottlerStorageService.prototype;
+const VERSION: string = createRequire(import.meta.url)('@nestjs/throttler/package.json').version;
+/**
+ * Before 6.6.0, the default storage kept its hit timers per throttler name, not per key: the end
+ * of one key's block cancelled the timers of every key of that throttler, whose hits then never
+ * expired; it is not the algorithm to compare with (6.0.0 also rounded its seconds down).
+ */
+const MODEL = Number(VERSION.split('.')[0]) > 6 || Number(VERSION.split('.')[1]) >= 6;
+const skip = MODEL
+  ? false
+  : `@nestjs/throttler ${VERSION}'s default storage cancels every key's timers at one key's unblock (fixed in 6.6.0)`;
 
 interface Throttler {
   name: string;
@@ -72,7 +83,9 @@ async function replay(
   }
 }
 
-test('answers as ThrottlerStorageService while hits fall on its sub-windows (ttl / 4)', async () => {
+test('answers as ThrottlerStorageService while hits fall on its sub-windows (ttl / 4)', {
+  skip,
+}, async () => {
   const throttler = (name: string, unit: number) =>
     fc.record({
       name: fc.constant(name),
@@ -114,7 +127,9 @@ test('answers as ThrottlerStorageService while hits fall on its sub-windows (ttl
   );
 });
 
-test('never lets through a request ThrottlerStorageService refuses, nor ends its block sooner', async () => {
+test('never lets through a request ThrottlerStorageService refuses, nor ends its block sooner', {
+  skip,
+}, async () => {
   const throttler = (name: string) =>
     fc.record({
       name: fc.constant(name),

@@ -1,0 +1,1 @@
+export { ThrottlerStorage } from '@nestjs/throttler';

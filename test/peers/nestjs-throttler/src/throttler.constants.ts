@@ -1,0 +1,1 @@
+export * from '@nestjs/throttler/dist/throttler.constants';
