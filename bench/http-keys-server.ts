@@ -19,6 +19,7 @@ import { rateLimit as honoLimit } from '../src/hono/index.js';
 import hotcount from '../src/http/fastify.js';
 import { rateLimit } from '../src/http/index.js';
 import { rateLimit as koaLimit } from '../src/koa/index.js';
+import { nestApp } from './nest-app.js';
 
 export const KEY_CASES = [
   'node:http',
@@ -31,6 +32,8 @@ export const KEY_CASES = [
   'koa + koa-ratelimit',
   'hono + rateLimit',
   'hono + hono-rate-limiter',
+  'nest + SketchThrottlerStorage',
+  'nest + ThrottlerStorageService',
 ] as const;
 export type KeyCase = (typeof KEY_CASES)[number];
 
@@ -139,6 +142,15 @@ async function main(which: KeyCase, limit: number, windowMs: number): Promise<vo
       const server = createServer(getRequestListener(app.fetch));
       server.keepAliveTimeout = 60_000;
       server.listen(0, '127.0.0.1', () => ready((server.address() as { port: number }).port));
+      return;
+    }
+    case 'nest + SketchThrottlerStorage':
+    case 'nest + ThrottlerStorageService': {
+      const storage = which === 'nest + SketchThrottlerStorage' ? 'hotcount' : 'default';
+      const server = await nestApp(storage, limit, windowMs, (req) =>
+        clientOf(req.headers as Record<string, unknown>),
+      );
+      ready((server.address() as { port: number }).port);
       return;
     }
   }

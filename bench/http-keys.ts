@@ -139,6 +139,7 @@ const HOTCOUNT: KeyCase[] = [
   'fastify + hotcount plugin',
   'koa + rateLimit',
   'hono + rateLimit',
+  'nest + SketchThrottlerStorage',
 ];
 const PEERS: KeyCase[] = [
   'node:http',
@@ -146,16 +147,19 @@ const PEERS: KeyCase[] = [
   'fastify + @fastify/rate-limit',
   'koa + koa-ratelimit',
   'hono + hono-rate-limiter',
+  'nest + ThrottlerStorageService',
 ];
 const FLOODED: KeyCase[] = [
   'node:http + rateLimit',
   'fastify + hotcount plugin',
   'koa + rateLimit',
   'hono + rateLimit',
+  'nest + SketchThrottlerStorage',
   'express + express-rate-limit',
   'fastify + @fastify/rate-limit',
   'koa + koa-ratelimit',
   'hono + hono-rate-limiter',
+  'nest + ThrottlerStorageService',
 ];
 
 function signed(bytes: number): string {

@@ -18,6 +18,7 @@ import { rateLimit as honoLimit } from '../src/hono/index.js';
 import hotcount from '../src/http/fastify.js';
 import { rateLimit } from '../src/http/index.js';
 import { rateLimit as koaLimit } from '../src/koa/index.js';
+import { nestApp } from './nest-app.js';
 
 export const HTTP_CASES = [
   'node:http',
@@ -32,6 +33,9 @@ export const HTTP_CASES = [
   'hono',
   'hono + rateLimit',
   'hono + hono-rate-limiter',
+  'nest',
+  'nest + SketchThrottlerStorage',
+  'nest + ThrottlerStorageService',
 ] as const;
 export type HttpCase = (typeof HTTP_CASES)[number];
 
@@ -124,6 +128,22 @@ async function main(which: HttpCase): Promise<void> {
       }
       app.get('/', (c) => c.text('hello'));
       return listen(getRequestListener(app.fetch));
+    }
+    case 'nest':
+    case 'nest + SketchThrottlerStorage':
+    case 'nest + ThrottlerStorageService': {
+      const storage =
+        which === 'nest'
+          ? 'none'
+          : which === 'nest + SketchThrottlerStorage'
+            ? 'hotcount'
+            : 'default';
+      const server = await nestApp(storage, LIMIT, WINDOW_MS);
+      const address = server.address();
+      process.stdout.write(
+        `${JSON.stringify({ port: typeof address === 'object' ? address?.port : 0 })}\n`,
+      );
+      return;
     }
   }
 }

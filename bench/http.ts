@@ -116,5 +116,19 @@ export async function httpSuite(options: BenchOptions): Promise<Row[]> {
       '36.2 Hono + rateLimit vs Hono without a limiter, @hono/node-server',
       0.9,
     ),
+    await pair(
+      options,
+      'nest + SketchThrottlerStorage',
+      'nest + ThrottlerStorageService',
+      '36.4 Nest (Express platform) + @nestjs/throttler on SketchThrottlerStorage vs on its default storage',
+      1,
+    ),
+    await pair(
+      options,
+      'nest + SketchThrottlerStorage',
+      'nest',
+      '36.4 Nest (Express platform) + @nestjs/throttler on SketchThrottlerStorage vs Nest without a throttler',
+      0.9,
+    ),
   ];
 }

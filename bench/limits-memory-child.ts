@@ -10,12 +10,15 @@
  *
  * limits.ts imports only this file's types (erased), never the file itself.
  */
+
+import { ThrottlerStorageService } from '@nestjs/throttler';
 import { MemoryStore } from 'express-rate-limit';
 import { MemoryStore as HonoMemoryStore } from 'hono-rate-limiter';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { HonoRateLimiterStore } from '../src/hono/index.js';
 import { ExpressRateLimitStore } from '../src/http/index.js';
 import { RateLimiter } from '../src/index.js';
+import { SketchThrottlerStorage } from '../src/nest/index.js';
 import { Prng } from './prng.js';
 import { ipKeys, KEY_COUNT, SEED } from './workload.js';
 
@@ -27,6 +30,8 @@ const LIMITER_MEMORY_CASES = [
   'hotcount ExpressRateLimitStore',
   'hono-rate-limiter MemoryStore',
   'hotcount HonoRateLimiterStore',
+  'nest ThrottlerStorageService',
+  'hotcount SketchThrottlerStorage',
 ] as const;
 export type LimiterMemoryCase = (typeof LIMITER_MEMORY_CASES)[number];
 
@@ -84,6 +89,26 @@ function create(which: LimiterMemoryCase): Limiter | null {
       const store = new HonoMemoryStore();
       store.init({ windowMs: WINDOW_MS } as Parameters<HonoMemoryStore['init']>[0]);
       return { check: async (key) => (await store.increment(key)).totalHits, memoryBytes: 0 };
+    }
+    case 'nest ThrottlerStorageService': {
+      // Its sweep (an unref'd interval) stays: the process ends by itself after the sample.
+      const storage = new ThrottlerStorageService();
+      return {
+        check: async (key) =>
+          (await storage.increment(key, WINDOW_MS, LIMIT, WINDOW_MS, 'default')).totalHits,
+        memoryBytes: 0,
+      };
+    }
+    case 'hotcount SketchThrottlerStorage': {
+      const storage = new SketchThrottlerStorage();
+      return {
+        check: async (key) =>
+          (await storage.increment(key, WINDOW_MS, LIMIT, WINDOW_MS, 'default')).totalHits,
+        // Read after the requests: its window's sketches are made at the first one.
+        get memoryBytes() {
+          return storage.memoryBytes;
+        },
+      };
     }
   }
 }

@@ -14,12 +14,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ThrottlerStorageService } from '@nestjs/throttler';
 import { MemoryStore } from 'express-rate-limit';
 import { MemoryStore as HonoMemoryStore } from 'hono-rate-limiter';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { HonoRateLimiterStore } from '../src/hono/index.js';
 import { ExpressRateLimitStore } from '../src/http/index.js';
 import { CountMinSketch, Inflight, RateLimiter } from '../src/index.js';
+import { SketchThrottlerStorage } from '../src/nest/index.js';
 import type { LimiterMemoryCase, LimiterMemorySample } from './limits-memory-child.js';
 import {
   type AsyncCompetitor,
@@ -107,6 +109,10 @@ export function peers(keys: string[], events: Int32Array) {
   honoStore.init({ windowMs: WINDOW_MS } as Parameters<HonoMemoryStore['init']>[0]);
   const honoDropIn = new HonoRateLimiterStore();
   honoDropIn.init({ windowMs: WINDOW_MS });
+  // @nestjs/throttler's default storage and the storage in its place (issue 36), called as its
+  // guard calls them: the window, the limit, a block as long as the window (the guard's default).
+  const throttler = new ThrottlerStorageService();
+  const sketchThrottler = new SketchThrottlerStorage();
   const competitors: AsyncCompetitor[] = [
     {
       name: 'RateLimiterMemory.consume',
@@ -128,10 +134,34 @@ export function peers(keys: string[], events: Int32Array) {
       name: 'HonoRateLimiterStore.increment',
       run: timedAwaited(keys, events, async (k) => (await honoDropIn.increment(k)).totalHits),
     },
+    {
+      name: 'ThrottlerStorageService.increment',
+      run: timedAwaited(
+        keys,
+        events,
+        async (k) =>
+          (await throttler.increment(k, WINDOW_MS, LIMIT, WINDOW_MS, 'default')).totalHits,
+      ),
+    },
+    {
+      // What an awaited storage call costs before it does anything: the floor under both.
+      name: 'awaited no-op storage (reads the key)',
+      run: timedAwaited(keys, events, async (k) => k.length),
+    },
+    {
+      name: 'SketchThrottlerStorage.increment',
+      run: timedAwaited(
+        keys,
+        events,
+        async (k) =>
+          (await sketchThrottler.increment(k, WINDOW_MS, LIMIT, WINDOW_MS, 'default')).totalHits,
+      ),
+    },
   ];
   const close = () => {
     store.shutdown();
     honoStore.shutdown();
+    throttler.onApplicationShutdown();
   };
   return { competitors, close };
 }
@@ -238,6 +268,20 @@ async function speedCase(options: BenchOptions): Promise<Row[]> {
     ),
     ratioRow(
       rounds,
+      "36.4 SketchThrottlerStorage.increment (awaited) vs @nestjs/throttler's ThrottlerStorageService.increment (awaited), 1M distinct client addresses",
+      'SketchThrottlerStorage.increment',
+      'ThrottlerStorageService.increment',
+      { factor: 5, faster: true },
+    ),
+    ratioRow(
+      rounds,
+      '36.4 where it goes: SketchThrottlerStorage.increment vs an awaited no-op storage reading the same key',
+      'SketchThrottlerStorage.increment',
+      'awaited no-op storage (reads the key)',
+      null,
+    ),
+    ratioRow(
+      rounds,
       '11.6 Inflight acquire + release vs one sketch.increment',
       'Inflight acquire + release',
       'sketch.increment',
@@ -328,6 +372,8 @@ const MEMORY_CASES: readonly LimiterMemoryCase[] = [
   'hotcount ExpressRateLimitStore',
   'hono-rate-limiter MemoryStore',
   'hotcount HonoRateLimiterStore',
+  'nest ThrottlerStorageService',
+  'hotcount SketchThrottlerStorage',
 ];
 
 /** Heap and external growth over 1M clients, one fresh child per case and round. */
@@ -383,7 +429,14 @@ function memoryCase(options: BenchOptions): Row[] {
       target: 'report only',
       met: null,
     },
-    honoStoreMemoryRow(samples, describe),
+    flatHeapRow(samples, describe, 'hotcount HonoRateLimiterStore', '36.3'),
+    flatHeapRow(samples, describe, 'hotcount SketchThrottlerStorage', '36.4'),
+    {
+      case: "36.4 memory: @nestjs/throttler's ThrottlerStorageService over 1M distinct clients",
+      measured: describe('nest ThrottlerStorageService'),
+      target: 'report only',
+      met: null,
+    },
     {
       case: '36.3 memory: hono-rate-limiter MemoryStore over 1M distinct clients',
       measured: describe('hono-rate-limiter MemoryStore'),
@@ -399,16 +452,18 @@ function memoryCase(options: BenchOptions): Row[] {
   ];
 }
 
-/** Issue 36: the drop-in store for hono-rate-limiter keeps its heap flat over 1M clients. */
-function honoStoreMemoryRow(
+/** Issue 36: a drop-in store (hono-rate-limiter's, Nest's) keeps its heap flat over 1M clients. */
+function flatHeapRow(
   samples: Map<LimiterMemoryCase, LimiterMemorySample[]>,
   describe: (which: LimiterMemoryCase) => string,
+  which: LimiterMemoryCase,
+  row: string,
 ): Row {
-  const list = samples.get('hotcount HonoRateLimiterStore') ?? [];
+  const list = samples.get(which) ?? [];
   const heap = median(list.map((s) => s.heapUsedBytes));
   return {
-    case: `36.3 memory: hotcount HonoRateLimiterStore over 1M distinct clients (memoryBytes ${formatBytes(list[0]?.memoryBytes ?? 0)}): heap growth`,
-    measured: `heap ${formatBytes(heap)}; growth ${describe('hotcount HonoRateLimiterStore')}`,
+    case: `${row} memory: ${which} over 1M distinct clients (memoryBytes ${formatBytes(list[0]?.memoryBytes ?? 0)}): heap growth`,
+    measured: `heap ${formatBytes(heap)}; growth ${describe(which)}`,
     target: 'heap growth < 1 MiB (flat)',
     met: heap < 1024 * 1024,
   };

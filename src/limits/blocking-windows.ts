@@ -54,9 +54,18 @@ import type { SketchHasher } from '../sketch/sketch-options.js';
 import { LatestTimes } from './latest-times.js';
 import { type LimitSketchOptions, sketchOptions } from './options.js';
 
-/** Sub-windows per ttlMs: a hit may be counted up to ttlMs / SLICES longer than it lasts. */
+/** Sub-windows per ttlMs of a client in the table (bounded further by its hits' times). */
 export const SLICES = 4;
 const RING = SLICES + 1;
+/**
+ * Sub-windows per ttlMs of the backstop, which answers for unsure clients only: coarser (a hit
+ * counted up to ttlMs / 2 longer), so that a hit reads three sketches, not five.
+ */
+const BACKSTOP_SLICES = 2;
+const BACKSTOP_RING = BACKSTOP_SLICES + 1;
+/** The lanes of `times`: when a block ends, when the reported window ends. */
+const BLOCK = 0;
+const EXPIRY = 1;
 const SLOTS_PER_BUCKET = 8;
 /** The most (scope, ttlMs) pairs: each costs RING sketches, and a ttl may come from a request. */
 export const MAX_RINGS = 64;
@@ -64,6 +73,23 @@ export const MAX_RINGS = 64;
 export const MAX_BLOCKING_CAPACITY = 2 ** 22;
 const CERTAIN = 0;
 const UNSURE = 1;
+/**
+ * A slot's fields: CERTAIN or UNSURE; a certain client's blocked flag (blocked until its next
+ * hit after BLOCKED_UNTIL, as the algorithm's); when its block ends; when its reported window
+ * ends; the ring whose ttlMs sizes its sub-windows; then RING sub-windows of four numbers each
+ * (which window, hits, first and last hit time).
+ */
+const MODE = 0;
+const BLOCKED = 1;
+const BLOCKED_UNTIL = 2;
+const EXPIRES_AT = 3;
+const RING_OF = 4;
+const WINDOWS = 5;
+const WINDOW = 0;
+const COUNT = 1;
+const FIRST = 2;
+const LAST = 3;
+const STRIDE = WINDOWS + 4 * RING;
 
 /** The options of `new BlockingWindows`: the sketches' size, the table's, the clock. */
 export interface BlockingWindowsOptions extends Omit<LimitSketchOptions, 'shared'> {
@@ -104,7 +130,7 @@ class Ring {
   readonly ttlMs: number;
   readonly sketches: CountMinSketch[];
   /** The sub-window each sketch holds, NaN for none. */
-  readonly windows = new Float64Array(RING).fill(Number.NaN);
+  readonly windows = new Float64Array(BACKSTOP_RING).fill(Number.NaN);
 
   constructor(index: number, ttlMs: number, sketches: CountMinSketch[]) {
     this.index = index;
@@ -125,21 +151,22 @@ class Scope {
   }
 }
 
-/** Sub-window of `time` for windows of ttlMs / SLICES: ((w - 1) s, w s], so w = ceil(time / s). */
-function windowOf(time: number, ttlMs: number): number {
-  return Math.ceil((time * SLICES) / ttlMs);
+/** Sub-window of `time` for windows s = ttlMs / slices: ((w - 1) s, w s], so w = ceil(time / s). */
+function windowOf(time: number, ttlMs: number, slices: number): number {
+  return Math.ceil((time * slices) / ttlMs);
 }
 
 /**
- * The first sub-window that meets (time - ttlMs, time]: SLICES - 1 back when `time` ends its
- * window (the one SLICES back then ends at time - ttlMs exactly), else SLICES back.
+ * The first sub-window that meets (time - ttlMs, time]: slices - 1 back when `time` ends its
+ * window (the one `slices` back then ends at time - ttlMs exactly), else `slices` back.
  */
-function firstWindow(window: number, time: number, ttlMs: number): number {
-  return window * ttlMs === time * SLICES ? window - SLICES + 1 : window - SLICES;
+function firstWindow(window: number, time: number, ttlMs: number, slices: number): number {
+  return window * ttlMs === time * slices ? window - slices + 1 : window - slices;
 }
 
-function slotOf(window: number): number {
-  return ((window % RING) + RING) % RING;
+/** Where window `window` lives in a ring of `length`. */
+function slotOf(window: number, length: number): number {
+  return ((window % length) + length) % length;
 }
 
 export class BlockingWindows {
@@ -150,27 +177,17 @@ export class BlockingWindows {
   private readonly options: ReturnType<typeof sketchOptions>;
   private readonly scopes = new Map<string, Scope>();
   private readonly rings: Ring[] = [];
-  /** When a block ends, per key and scope. */
-  private readonly blocks: LatestTimes;
-  /** When the reported window ends, per key and scope. */
-  private readonly expiries: LatestTimes;
+  /** Per key and scope: when a block ends (lane BLOCK), when the reported window ends (EXPIRY). */
+  private readonly times: LatestTimes;
   private readonly buckets: number;
+  /** The table's index, apart so that finding a client reads two cache lines. */
   private readonly used: Uint8Array;
   private readonly h1s: Int32Array;
   private readonly h2s: Int32Array;
-  private readonly modes: Uint8Array;
-  /** A certain client's flag: blocked until its next hit after blockedUntil. */
-  private readonly blocked: Uint8Array;
-  private readonly blockedUntil: Float64Array;
-  private readonly expiresAt: Float64Array;
-  private readonly lastHit: Float64Array;
-  /** The ring whose ttlMs sizes the slot's sub-windows. */
-  private readonly ringOf: Int16Array;
-  /** Per slot, RING sub-windows: which window, hits, first and last hit time. */
-  private readonly windows: Float64Array;
-  private readonly counts: Float64Array;
-  private readonly firsts: Float64Array;
-  private readonly lasts: Float64Array;
+  /** Until when a slot's client matters (its hits counted, its block): what eviction compares. */
+  private readonly relevant: Float64Array;
+  /** Each slot's state, STRIDE numbers side by side (the fields at MODE...WINDOWS). */
+  private readonly state: Float64Array;
   /** A sketch made to check the options, kept for the first ring. */
   private spare: CountMinSketch | null;
   private lastTime = Number.NEGATIVE_INFINITY;
@@ -179,6 +196,8 @@ export class BlockingWindows {
   /** Set by `count`: the bounds of a slot's hits in the last ttlMs. */
   private upper = 0;
   private lower = 0;
+  /** The backstop's count before this hit, as `isFresh` read it; -1 when it did not. */
+  private backstopBefore = -1;
 
   /** Options checked by the caller (the adapter names them in its own words). */
   constructor(options: BlockingWindowsOptions, capacity: number) {
@@ -190,22 +209,13 @@ export class BlockingWindows {
     // Made now, so that bad sketch options fail here and not at the first hit; the first ring's.
     this.spare = new CountMinSketch(this.options);
     this.hasher = this.spare.hasher;
-    this.blocks = new LatestTimes(width, depth);
-    this.expiries = new LatestTimes(width, depth);
+    this.times = new LatestTimes(width, depth, 2);
     const n = this.capacity;
     this.used = new Uint8Array(n);
     this.h1s = new Int32Array(n);
     this.h2s = new Int32Array(n);
-    this.modes = new Uint8Array(n);
-    this.blocked = new Uint8Array(n);
-    this.blockedUntil = new Float64Array(n);
-    this.expiresAt = new Float64Array(n);
-    this.lastHit = new Float64Array(n);
-    this.ringOf = new Int16Array(n);
-    this.windows = new Float64Array(n * RING);
-    this.counts = new Float64Array(n * RING);
-    this.firsts = new Float64Array(n * RING);
-    this.lasts = new Float64Array(n * RING);
+    this.relevant = new Float64Array(n);
+    this.state = new Float64Array(n * STRIDE);
   }
 
   /** Bytes of process memory: the table, the max sketches and every ring's sketches. */
@@ -214,12 +224,7 @@ export class BlockingWindows {
     for (const ring of this.rings) {
       for (const sketch of ring.sketches) sketches += sketch.memoryBytes;
     }
-    return (
-      this.capacity * (4 * 8 + 2 * 4 + 3 + 2 + 4 * 8 * RING) +
-      this.blocks.memoryBytes +
-      this.expiries.memoryBytes +
-      sketches
-    );
+    return this.capacity * (1 + 2 * 4 + 8 + 8 * STRIDE) + this.times.memoryBytes + sketches;
   }
 
   /**
@@ -232,6 +237,7 @@ export class BlockingWindows {
     // A clock that steps back stands still: sub-windows only move forward.
     const time = Math.max(clock, this.lastTime);
     this.lastTime = time;
+    this.backstopBefore = -1;
     const scope = this.scopeOf(call.scope);
     const ring = this.ringFor(scope, call.ttlMs);
     const hasher = this.hasher;
@@ -242,38 +248,45 @@ export class BlockingWindows {
     const s2 = h2 ^ scope.salt2;
     let slot = this.find(s1, s2);
     if (slot < 0) slot = this.take(s1, s2, time);
-    if (this.ringOf[slot] !== ring.index) {
+    if (this.state[slot * STRIDE + RING_OF] !== ring.index) {
       // Sub-windows of another ttlMs: start them again; the backstop has every hit.
       this.becomeUnsure(slot);
-      this.ringOf[slot] = ring.index;
-      this.windows.fill(Number.NaN, slot * RING, slot * RING + RING);
+      this.state[slot * STRIDE + RING_OF] = ring.index;
+      this.clearWindows(slot);
     }
     // Nothing running for it: the algorithm's next answer is a new key's, unless it still holds
     // a block that has ended, which lets the next hit through (and counts it) where a new key's
     // first hit over a limit below 1 is blocked. So with such a limit, a key that may have been
     // blocked (its blockedUntil is not 0) stays unsure.
-    const settled = call.blockMs <= 0 || call.limit >= 1 || this.blockedUntil[slot] === 0;
-    if (this.modes[slot] === UNSURE && settled && this.isFresh(slot, ring, h1, h2, time)) {
-      this.modes[slot] = CERTAIN;
+    const settled =
+      call.blockMs <= 0 || call.limit >= 1 || this.state[slot * STRIDE + BLOCKED_UNTIL] === 0;
+    if (
+      this.state[slot * STRIDE + MODE] === UNSURE &&
+      settled &&
+      this.isFresh(slot, ring, h1, h2, time)
+    ) {
+      this.state[slot * STRIDE + MODE] = CERTAIN;
     }
     for (const each of scope.rings) this.countInRing(each, h1, h2, time);
-    if (this.expiresAt[slot] <= time) {
-      this.expiresAt[slot] = time + ring.ttlMs;
-      this.expiries.raise(s1, s2, time + ring.ttlMs);
+    if (this.state[slot * STRIDE + EXPIRES_AT] <= time) {
+      this.state[slot * STRIDE + EXPIRES_AT] = time + ring.ttlMs;
+      this.times.raise(s1, s2, time + ring.ttlMs, EXPIRY);
     }
-    this.lastHit[slot] = time;
     call.time = time;
-    call.expiresAt = this.expiresAt[slot];
+    call.expiresAt = this.state[slot * STRIDE + EXPIRES_AT];
     if (call.blockMs <= 0) {
       this.unblockingHit(slot, ring, h1, h2, time, call);
-      return;
+    } else {
+      // A certain client's hits while it is blocked are not counted, as the algorithm's.
+      const unsure = this.state[slot * STRIDE + MODE] === UNSURE;
+      if (unsure || this.state[slot * STRIDE + BLOCKED] === 0) this.addToSlot(slot, ring, time);
+      if (unsure || !this.certainHit(slot, ring, s1, s2, time, call)) {
+        this.unsureHit(slot, ring, h1, h2, s1, s2, time, call);
+      }
+      call.blockedUntil = this.state[slot * STRIDE + BLOCKED_UNTIL];
     }
-    // A certain client's hits while it is blocked are not counted, as the algorithm's.
-    if (this.modes[slot] === UNSURE || this.blocked[slot] === 0) this.addToSlot(slot, ring, time);
-    if (this.modes[slot] === UNSURE || !this.certainHit(slot, ring, s1, s2, time, call)) {
-      this.unsureHit(slot, ring, h1, h2, s1, s2, time, call);
-    }
-    call.blockedUntil = this.blockedUntil[slot];
+    const counted = time + ring.ttlMs + ring.ttlMs / SLICES;
+    this.relevant[slot] = Math.max(counted, this.state[slot * STRIDE + BLOCKED_UNTIL]);
   }
 
   /**
@@ -291,11 +304,11 @@ export class BlockingWindows {
     call: BlockingCall,
   ): void {
     let refused: boolean;
-    if (this.modes[slot] === CERTAIN) {
+    if (this.state[slot * STRIDE + MODE] === CERTAIN) {
       this.count(slot, ring, time);
       if (this.upper >= call.limit && this.lower < call.limit) this.becomeUnsure(slot);
     }
-    if (this.modes[slot] === CERTAIN) {
+    if (this.state[slot * STRIDE + MODE] === CERTAIN) {
       refused = this.upper >= call.limit;
       if (!refused) this.addToSlot(slot, ring, time);
       call.totalHits = this.upper + 1;
@@ -303,7 +316,7 @@ export class BlockingWindows {
       // Every hit counted, refused ones too: the algorithm may have let them through.
       this.addToSlot(slot, ring, time);
       this.count(slot, ring, time);
-      const backstop = this.ringCount(ring, h1, h2, time);
+      const backstop = this.backstopAfter(ring, h1, h2, time);
       const count = Math.max(backstop, this.upper);
       refused = count > call.limit;
       call.totalHits = count;
@@ -313,17 +326,20 @@ export class BlockingWindows {
   }
 
   /**
-   * The time of the slot's oldest hit in the windows meeting the last ttlMs (the first hit of the
-   * oldest window that has one); without one, `expiresAt - ttlMs`, as the algorithm answers then.
+   * The time of the slot's oldest hit in the last ttlMs: the first hit of the oldest window that
+   * has one inside (of a window only partly inside, its last hit, which is never sooner); without
+   * one, `expiresAt - ttlMs`, as the algorithm answers then.
    */
   private oldestHit(slot: number, ring: Ring, time: number): number {
     const ttlMs = ring.ttlMs;
-    const window = windowOf(time, ttlMs);
-    for (let each = firstWindow(window, time, ttlMs); each <= window; each++) {
-      const cell = slot * RING + slotOf(each);
-      if (this.windows[cell] === each) return this.firsts[cell];
+    const since = time - ttlMs;
+    const window = windowOf(time, ttlMs, SLICES);
+    for (let each = firstWindow(window, time, ttlMs, SLICES); each <= window; each++) {
+      const cell = slot * STRIDE + WINDOWS + 4 * slotOf(each, RING);
+      if (this.state[cell + WINDOW] !== each || this.state[cell + LAST] <= since) continue;
+      return this.state[cell + FIRST] > since ? this.state[cell + FIRST] : this.state[cell + LAST];
     }
-    return this.expiresAt[slot] - ttlMs;
+    return this.state[slot * STRIDE + EXPIRES_AT] - ttlMs;
   }
 
   /**
@@ -339,31 +355,40 @@ export class BlockingWindows {
     call: BlockingCall,
   ): boolean {
     this.count(slot, ring, time);
-    if (this.upper > call.limit && this.blocked[slot] === 0) {
+    if (this.upper > call.limit && this.state[slot * STRIDE + BLOCKED] === 0) {
       if (this.lower <= call.limit) {
         // The coarse windows alone go over: the algorithm may not block here. Unsure from now.
         this.becomeUnsure(slot);
         return false;
       }
-      this.blocked[slot] = 1;
-      this.blockedUntil[slot] = time + call.blockMs;
-      this.blocks.raise(s1, s2, time + call.blockMs);
+      this.state[slot * STRIDE + BLOCKED] = 1;
+      this.state[slot * STRIDE + BLOCKED_UNTIL] = time + call.blockMs;
+      this.times.raise(s1, s2, time + call.blockMs, BLOCK);
     }
-    if (this.blocked[slot] === 1 && this.blockedUntil[slot] <= time) {
-      this.blocked[slot] = 0; // the block has ended: start over at this hit
-      this.windows.fill(Number.NaN, slot * RING, slot * RING + RING);
+    if (
+      this.state[slot * STRIDE + BLOCKED] === 1 &&
+      this.state[slot * STRIDE + BLOCKED_UNTIL] <= time
+    ) {
+      this.state[slot * STRIDE + BLOCKED] = 0; // the block has ended: start over at this hit
+      this.clearWindows(slot);
       this.addToSlot(slot, ring, time);
       this.upper = 1;
     }
     call.totalHits = this.upper;
-    call.blocked = this.blocked[slot] === 1;
+    call.blocked = this.state[slot * STRIDE + BLOCKED] === 1;
     return true;
+  }
+
+  /** Empties the slot's sub-windows. */
+  private clearWindows(slot: number): void {
+    const base = slot * STRIDE + WINDOWS;
+    for (let each = 0; each < RING; each++) this.state[base + 4 * each + WINDOW] = Number.NaN;
   }
 
   /** From here on every hit is in the slot; a block runs on blockedUntil alone. */
   private becomeUnsure(slot: number): void {
-    this.modes[slot] = UNSURE;
-    this.blocked[slot] = 0;
+    this.state[slot * STRIDE + MODE] = UNSURE;
+    this.state[slot * STRIDE + BLOCKED] = 0;
   }
 
   /**
@@ -381,14 +406,14 @@ export class BlockingWindows {
     call: BlockingCall,
   ): void {
     this.count(slot, ring, time);
-    const backstop = this.ringCount(ring, h1, h2, time);
+    const backstop = this.backstopAfter(ring, h1, h2, time);
     const count = Math.max(backstop, this.upper);
-    if (count > call.limit && time + call.blockMs > this.blockedUntil[slot]) {
-      this.blockedUntil[slot] = time + call.blockMs;
-      this.blocks.raise(s1, s2, time + call.blockMs);
+    if (count > call.limit && time + call.blockMs > this.state[slot * STRIDE + BLOCKED_UNTIL]) {
+      this.state[slot * STRIDE + BLOCKED_UNTIL] = time + call.blockMs;
+      this.times.raise(s1, s2, time + call.blockMs, BLOCK);
     }
     call.totalHits = count;
-    call.blocked = this.blockedUntil[slot] > time;
+    call.blocked = this.state[slot * STRIDE + BLOCKED_UNTIL] > time;
   }
 
   /**
@@ -396,29 +421,40 @@ export class BlockingWindows {
    * its slot or the backstop) and no block.
    */
   private isFresh(slot: number, ring: Ring, h1: number, h2: number, time: number): boolean {
-    if (this.blockedUntil[slot] > time) return false;
+    if (this.state[slot * STRIDE + BLOCKED_UNTIL] > time) return false;
     this.count(slot, ring, time);
-    return this.upper === 0 && this.ringCount(ring, h1, h2, time) === 0;
+    if (this.upper !== 0) return false;
+    this.backstopBefore = this.ringCount(ring, h1, h2, time);
+    return this.backstopBefore === 0;
+  }
+
+  /**
+   * The backstop's count once this hit is in it: what `isFresh` read before, plus the hit (an
+   * increment adds exactly 1 to the key's estimate, plain or conservative), else read now.
+   */
+  private backstopAfter(ring: Ring, h1: number, h2: number, time: number): number {
+    const before = this.backstopBefore;
+    return before >= 0 ? before + 1 : this.ringCount(ring, h1, h2, time);
   }
 
   /** Sets `upper` and `lower`: bounds of the slot's hits in (time - ttlMs, time]. */
   private count(slot: number, ring: Ring, time: number): void {
     const ttlMs = ring.ttlMs;
-    const window = windowOf(time, ttlMs);
-    const first = firstWindow(window, time, ttlMs);
+    const window = windowOf(time, ttlMs, SLICES);
+    const first = firstWindow(window, time, ttlMs, SLICES);
     const since = time - ttlMs;
     let upper = 0;
     let lower = 0;
     for (let each = window; each >= first; each--) {
-      const cell = slot * RING + slotOf(each);
-      if (this.windows[cell] !== each) continue;
-      const hits = this.counts[cell];
+      const cell = slot * STRIDE + WINDOWS + 4 * slotOf(each, RING);
+      if (this.state[cell + WINDOW] !== each) continue;
+      const hits = this.state[cell + COUNT];
       // Every window after `first` lies wholly inside; of `first`, what its times prove: all of
       // its hits inside, none, or from its last (inside) to all but its first (outside).
-      if (each > first || this.firsts[cell] > since) {
+      if (each > first || this.state[cell + FIRST] > since) {
         upper += hits;
         lower += hits;
-      } else if (this.lasts[cell] > since) {
+      } else if (this.state[cell + LAST] > since) {
         upper += hits - 1;
         lower += 1;
       }
@@ -428,35 +464,35 @@ export class BlockingWindows {
   }
 
   private addToSlot(slot: number, ring: Ring, time: number): void {
-    const window = windowOf(time, ring.ttlMs);
-    const cell = slot * RING + slotOf(window);
-    if (this.windows[cell] !== window) {
-      this.windows[cell] = window;
-      this.counts[cell] = 0;
-      this.firsts[cell] = time;
+    const window = windowOf(time, ring.ttlMs, SLICES);
+    const cell = slot * STRIDE + WINDOWS + 4 * slotOf(window, RING);
+    if (this.state[cell + WINDOW] !== window) {
+      this.state[cell + WINDOW] = window;
+      this.state[cell + COUNT] = 0;
+      this.state[cell + FIRST] = time;
     }
-    this.counts[cell] += 1;
-    this.lasts[cell] = time;
+    this.state[cell + COUNT] += 1;
+    this.state[cell + LAST] = time;
   }
 
   /** The backstop's count of the key hashed to (h1, h2) over the windows meeting the last ttlMs. */
   private ringCount(ring: Ring, h1: number, h2: number, time: number): number {
     const ttlMs = ring.ttlMs;
-    const window = windowOf(time, ttlMs);
-    const first = firstWindow(window, time, ttlMs);
+    const window = windowOf(time, ttlMs, BACKSTOP_SLICES);
+    const first = firstWindow(window, time, ttlMs, BACKSTOP_SLICES);
     let sum = 0;
     for (let each = window; each >= first; each--) {
-      const index = slotOf(each);
+      const index = slotOf(each, BACKSTOP_RING);
       if (ring.windows[index] === each) sum += ring.sketches[index].kernel.estimate(h1, h2);
     }
     return sum;
   }
 
   private countInRing(ring: Ring, h1: number, h2: number, time: number): void {
-    const window = windowOf(time, ring.ttlMs);
-    const index = slotOf(window);
+    const window = windowOf(time, ring.ttlMs, BACKSTOP_SLICES);
+    const index = slotOf(window, BACKSTOP_RING);
     if (ring.windows[index] !== window) {
-      ring.sketches[index].clear(); // held a window SLICES + 1 back: nobody reads it any more
+      ring.sketches[index].clear(); // held a window a ring back: nobody reads it any more
       ring.windows[index] = window;
     }
     ring.sketches[index].kernel.increment(h1, h2, 1);
@@ -481,11 +517,11 @@ export class BlockingWindows {
     if (this.rings.length >= MAX_RINGS) {
       throw rangeError(
         'ttl',
-        `one of the ${MAX_RINGS} (scope, ttl) pairs already in use (a new one costs ${RING} sketches)`,
+        `one of the ${MAX_RINGS} (scope, ttl) pairs already in use (a new one costs ${BACKSTOP_RING} sketches)`,
         ttlMs,
       );
     }
-    const sketches = Array.from({ length: RING }, () => {
+    const sketches = Array.from({ length: BACKSTOP_RING }, () => {
       const spare = this.spare;
       this.spare = null;
       return spare ?? new CountMinSketch(this.options);
@@ -519,9 +555,7 @@ export class BlockingWindows {
         chosen = slot;
         break;
       }
-      const ring = this.rings[this.ringOf[slot]];
-      const counted = this.lastHit[slot] + ring.ttlMs + ring.ttlMs / SLICES;
-      const end = Math.max(counted, this.blockedUntil[slot]);
+      const end = this.relevant[slot];
       if (end < ends) {
         ends = end;
         chosen = slot;
@@ -531,11 +565,11 @@ export class BlockingWindows {
     this.used[chosen] = 1;
     this.h1s[chosen] = s1;
     this.h2s[chosen] = s2;
-    this.modes[chosen] = UNSURE;
-    this.blocked[chosen] = 0;
-    this.ringOf[chosen] = -1;
-    this.blockedUntil[chosen] = this.blocks.estimate(s1, s2);
-    this.expiresAt[chosen] = this.expiries.estimate(s1, s2);
+    this.state[chosen * STRIDE + MODE] = UNSURE;
+    this.state[chosen * STRIDE + BLOCKED] = 0;
+    this.state[chosen * STRIDE + RING_OF] = -1;
+    this.state[chosen * STRIDE + BLOCKED_UNTIL] = this.times.estimate(s1, s2, BLOCK);
+    this.state[chosen * STRIDE + EXPIRES_AT] = this.times.estimate(s1, s2, EXPIRY);
     return chosen;
   }
 }
