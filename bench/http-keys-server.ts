@@ -34,6 +34,8 @@ export const KEY_CASES = [
   'hono + hono-rate-limiter',
   'nest + SketchThrottlerStorage',
   'nest + ThrottlerStorageService',
+  'nest + a no-op storage',
+  'nest',
 ] as const;
 export type KeyCase = (typeof KEY_CASES)[number];
 
@@ -145,8 +147,16 @@ async function main(which: KeyCase, limit: number, windowMs: number): Promise<vo
       return;
     }
     case 'nest + SketchThrottlerStorage':
-    case 'nest + ThrottlerStorageService': {
-      const storage = which === 'nest + SketchThrottlerStorage' ? 'hotcount' : 'default';
+    case 'nest + ThrottlerStorageService':
+    case 'nest + a no-op storage':
+    case 'nest': {
+      const storages = {
+        'nest + SketchThrottlerStorage': 'hotcount',
+        'nest + ThrottlerStorageService': 'default',
+        'nest + a no-op storage': 'no-op',
+        nest: 'none',
+      } as const;
+      const storage = storages[which];
       const server = await nestApp(storage, limit, windowMs, (req) =>
         clientOf(req.headers as Record<string, unknown>),
       );

@@ -36,6 +36,7 @@ export const HTTP_CASES = [
   'nest',
   'nest + SketchThrottlerStorage',
   'nest + ThrottlerStorageService',
+  'nest + a no-op storage',
 ] as const;
 export type HttpCase = (typeof HTTP_CASES)[number];
 
@@ -131,13 +132,15 @@ async function main(which: HttpCase): Promise<void> {
     }
     case 'nest':
     case 'nest + SketchThrottlerStorage':
-    case 'nest + ThrottlerStorageService': {
-      const storage =
-        which === 'nest'
-          ? 'none'
-          : which === 'nest + SketchThrottlerStorage'
-            ? 'hotcount'
-            : 'default';
+    case 'nest + ThrottlerStorageService':
+    case 'nest + a no-op storage': {
+      const storages = {
+        nest: 'none',
+        'nest + SketchThrottlerStorage': 'hotcount',
+        'nest + ThrottlerStorageService': 'default',
+        'nest + a no-op storage': 'no-op',
+      } as const;
+      const storage = storages[which];
       const server = await nestApp(storage, LIMIT, WINDOW_MS);
       const address = server.address();
       process.stdout.write(

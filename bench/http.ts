@@ -130,5 +130,12 @@ export async function httpSuite(options: BenchOptions): Promise<Row[]> {
       '36.4 Nest (Express platform) + @nestjs/throttler on SketchThrottlerStorage vs Nest without a throttler',
       0.9,
     ),
+    await pair(
+      options,
+      'nest + SketchThrottlerStorage',
+      'nest + a no-op storage',
+      '36.4 where it goes: @nestjs/throttler on SketchThrottlerStorage vs its guard over a storage that counts nothing',
+      null,
+    ),
   ];
 }

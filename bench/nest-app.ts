@@ -2,7 +2,8 @@
  * The Nest application of the http suites (Nest's own default, the Express platform): one route
  * answering `hello`, with @nestjs/throttler's guard on the default storage, on
  * SketchThrottlerStorage, or with no throttler. The decorators are applied by hand (this
- * repository compiles without experimentalDecorators).
+ * repository compiles without experimentalDecorators). The no-op storage lets every request through
+ * and keeps nothing: what the guard costs before any storage does anything.
  */
 import 'reflect-metadata';
 import type { Server } from 'node:http';
@@ -11,7 +12,14 @@ import { APP_GUARD, NestFactory } from '@nestjs/core';
 import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import { SketchThrottlerStorage } from '../src/nest/index.js';
 
-export type NestStorage = 'none' | 'default' | 'hotcount';
+export type NestStorage = 'none' | 'default' | 'hotcount' | 'no-op';
+
+/** A storage that counts nothing: every request is the first. */
+const noOpStorage = {
+  async increment() {
+    return { totalHits: 1, timeToExpire: 1, isBlocked: false, timeToBlockExpire: 0 };
+  },
+};
 
 class Hello {
   hello() {
@@ -42,6 +50,7 @@ export async function nestApp(
         throttlers: [{ ttl: ttlMs, limit }],
         ...(tracker === undefined ? {} : { getTracker: tracker }),
         ...(storage === 'hotcount' ? { storage: new SketchThrottlerStorage() } : {}),
+        ...(storage === 'no-op' ? { storage: noOpStorage } : {}),
       }),
     ],
     providers: [{ provide: APP_GUARD, useClass: ThrottlerGuard }],

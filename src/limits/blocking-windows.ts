@@ -23,10 +23,10 @@
  *   SLICES + 1 sub-windows of ttlMs / SLICES (count, first and last hit time): the windows that
  *   meet the last ttlMs give bounds of the algorithm's count, the windows wholly inside it and
  *   of the oldest one what its first and last hit times prove (all of its hits inside, none, or
- *   from one to all but one). A block whose lower bound is also over the limit is the algorithm's own block,
- *   and the client stays certain; one the coarse windows alone decided may not be, and makes the
- *   client unsure. When every hit falls on a multiple of ttlMs / SLICES, the two bounds are equal
- *   and the answers are exactly the algorithm's.
+ *   from one to all but one). A block whose lower bound is also over the limit is the
+ *   algorithm's own block, and the client stays certain; one the coarse windows alone decided
+ *   may not be, and makes the client unsure. When every hit falls on a multiple of
+ *   ttlMs / SLICES, the two bounds are equal and the answers are exactly the algorithm's.
  * - Unsure: a client that came back after its slot was taken (with hits still counted or a block
  *   running), or after an uncertain block. Every hit is counted (in its slot and in the backstop,
  *   whichever is more), no start-over, and every hit over the limit blocks until blockMs after it.
@@ -34,9 +34,20 @@
  *   the algorithm blocks, the count is over the limit here too. It becomes certain again once
  *   nothing is counted for it in its last ttlMs and no block runs (the algorithm then has nothing
  *   on it either: the next hit counts 1).
- * The backstop: per scope and ttlMs, SLICES + 1 Count-Min sketches in rotation (the same
- * sub-windows), and two max sketches (LatestTimes) for when a block ends and when the reported
- * window ends, so that a client pushed out of the table keeps them.
+ * The backstop: per scope and ttlMs, three Count-Min sketches in rotation (sub-windows of
+ * ttlMs / 2: coarser than the table's, since it answers only for unsure clients, which are
+ * counted in full already, and three sketches read cost less than five), and a max sketch
+ * (LatestTimes, two lanes) of when a block ends and when the reported window ends, so that a
+ * client pushed out of the table keeps them. A new client whose key reads 0 there and in the
+ * backstop is certain from its first hit; under a load that fills every cell (far more clients
+ * per ttlMs than the sketches' width), new clients are unsure, counted as the backstop counts
+ * them, within its error bound.
+ *
+ * Memory: the table (capacity x 217 bytes), the max sketch (width x depth x 16 bytes) and three
+ * sketches per (scope, ttlMs) pair, whatever the number of keys. A slot's state is one record
+ * (STRIDE numbers side by side), and the table's index (hashes, in use) and each slot's
+ * "relevant until" time are arrays apart, so that finding, evicting and updating a client
+ * touch few cache lines.
  *
  * A scope whose ttlMs changes from call to call (a throttler's ttl resolved per request) counts
  * each hit in the sketches of every ttlMs the scope has used, so that each reads the hits made
