@@ -18,7 +18,6 @@ export {
   BlockingCall,
   BlockingWindows,
   MAX_BLOCKING_CAPACITY,
-  SLICES,
 } from './limits/blocking-windows.js';
 export { ClientWindows, checkStoreWindows } from './limits/client-windows.js';
 export type { GcraGrid } from './limits/gcra.js';

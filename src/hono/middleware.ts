@@ -87,7 +87,7 @@ function ahead(member: string, existing: string | null): string {
   return existing === null || existing === '' ? member : `${member}, ${existing}`;
 }
 
-/** A refusal as a Response: status, Retry-After, a problem+json body, and `fields`. */
+/** A refusal as a Response: status, Retry-After, a problem+json body. */
 function refusalResponse(c: Context, refusal: Refusal): Response {
   c.header('Retry-After', String(refusal.retryAfterS));
   c.header('Content-Type', 'application/problem+json');

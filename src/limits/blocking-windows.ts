@@ -66,7 +66,7 @@ import { LatestTimes } from './latest-times.js';
 import { type LimitSketchOptions, sketchOptions } from './options.js';
 
 /** Sub-windows per ttlMs of a client in the table (bounded further by its hits' times). */
-export const SLICES = 4;
+const SLICES = 4;
 const RING = SLICES + 1;
 /**
  * Sub-windows per ttlMs of the backstop, which answers for unsure clients only: coarser (a hit
@@ -78,8 +78,8 @@ const BACKSTOP_RING = BACKSTOP_SLICES + 1;
 const BLOCK = 0;
 const EXPIRY = 1;
 const SLOTS_PER_BUCKET = 8;
-/** The most (scope, ttlMs) pairs: each costs RING sketches, and a ttl may come from a request. */
-export const MAX_RINGS = 64;
+/** The most (scope, ttlMs) pairs: each costs BACKSTOP_RING sketches; a ttl may come from a request. */
+const MAX_RINGS = 64;
 /** The most clients a table may hold: keeps a configuration typo from allocating gigabytes. */
 export const MAX_BLOCKING_CAPACITY = 2 ** 22;
 const CERTAIN = 0;
@@ -135,7 +135,7 @@ export class BlockingCall {
   blockedUntil = 0;
 }
 
-/** The sketches of one (scope, ttlMs): SLICES + 1 sub-windows in rotation. */
+/** The backstop's sketches of one (scope, ttlMs): BACKSTOP_RING sub-windows in rotation. */
 class Ring {
   readonly index: number;
   readonly ttlMs: number;
@@ -148,6 +148,22 @@ class Ring {
     this.ttlMs = ttlMs;
     this.sketches = sketches;
   }
+}
+
+/**
+ * Where this hit stands, made once and filled by `hit`: the client's slot (and where its record
+ * starts), the ring of its (scope, ttlMs), its hashes (h1, h2 for the backstop; s1, s2 salted
+ * by the scope, for the table and the times), the clock.
+ */
+class Place {
+  slot = 0;
+  at = 0;
+  ring!: Ring;
+  h1 = 0;
+  h2 = 0;
+  s1 = 0;
+  s2 = 0;
+  time = 0;
 }
 
 /** A scope: its salt (so that one key's slots and max-sketch cells differ per scope) and rings. */
@@ -209,10 +225,11 @@ export class BlockingWindows {
   private lower = 0;
   /** The backstop's count before this hit, as `isFresh` read it; -1 when it did not. */
   private backstopBefore = -1;
+  private readonly place = new Place();
 
   /** Options checked by the caller (the adapter names them in its own words). */
-  constructor(options: BlockingWindowsOptions, capacity: number) {
-    this.buckets = Math.ceil(capacity / SLOTS_PER_BUCKET);
+  constructor(options: BlockingWindowsOptions) {
+    this.buckets = Math.ceil((options.capacity ?? 4096) / SLOTS_PER_BUCKET);
     this.capacity = this.buckets * SLOTS_PER_BUCKET;
     this.now = options.now ?? (() => Date.now());
     this.options = sketchOptions(options, true);
@@ -253,51 +270,49 @@ export class BlockingWindows {
     const ring = this.ringFor(scope, call.ttlMs);
     const hasher = this.hasher;
     hasher.hash(key);
-    const h1 = hasher.h1;
-    const h2 = hasher.h2;
-    const s1 = h1 ^ scope.salt1;
-    const s2 = h2 ^ scope.salt2;
-    let slot = this.find(s1, s2);
-    if (slot < 0) slot = this.take(s1, s2, time);
-    if (this.state[slot * STRIDE + RING_OF] !== ring.index) {
+    const p = this.place;
+    p.ring = ring;
+    p.time = time;
+    p.h1 = hasher.h1;
+    p.h2 = hasher.h2;
+    p.s1 = p.h1 ^ scope.salt1;
+    p.s2 = p.h2 ^ scope.salt2;
+    let slot = this.find(p.s1, p.s2);
+    if (slot < 0) slot = this.take(p.s1, p.s2, time);
+    p.slot = slot;
+    const at = slot * STRIDE;
+    p.at = at;
+    const state = this.state;
+    if (state[at + RING_OF] !== ring.index) {
       // Sub-windows of another ttlMs: start them again; the backstop has every hit.
-      this.becomeUnsure(slot);
-      this.state[slot * STRIDE + RING_OF] = ring.index;
-      this.clearWindows(slot);
+      this.becomeUnsure(at);
+      state[at + RING_OF] = ring.index;
+      this.clearWindows(at);
     }
     // Nothing running for it: the algorithm's next answer is a new key's, unless it still holds
     // a block that has ended, which lets the next hit through (and counts it) where a new key's
     // first hit over a limit below 1 is blocked. So with such a limit, a key that may have been
     // blocked (its blockedUntil is not 0) stays unsure.
-    const settled =
-      call.blockMs <= 0 || call.limit >= 1 || this.state[slot * STRIDE + BLOCKED_UNTIL] === 0;
-    if (
-      this.state[slot * STRIDE + MODE] === UNSURE &&
-      settled &&
-      this.isFresh(slot, ring, h1, h2, time)
-    ) {
-      this.state[slot * STRIDE + MODE] = CERTAIN;
-    }
-    for (const each of scope.rings) this.countInRing(each, h1, h2, time);
-    if (this.state[slot * STRIDE + EXPIRES_AT] <= time) {
-      this.state[slot * STRIDE + EXPIRES_AT] = time + ring.ttlMs;
-      this.times.raise(s1, s2, time + ring.ttlMs, EXPIRY);
+    const settled = call.blockMs <= 0 || call.limit >= 1 || state[at + BLOCKED_UNTIL] === 0;
+    if (state[at + MODE] === UNSURE && settled && this.isFresh(p)) state[at + MODE] = CERTAIN;
+    for (const each of scope.rings) this.countInRing(each, p.h1, p.h2, time);
+    if (state[at + EXPIRES_AT] <= time) {
+      state[at + EXPIRES_AT] = time + ring.ttlMs;
+      this.times.raise(p.s1, p.s2, time + ring.ttlMs, EXPIRY);
     }
     call.time = time;
-    call.expiresAt = this.state[slot * STRIDE + EXPIRES_AT];
+    call.expiresAt = state[at + EXPIRES_AT];
     if (call.blockMs <= 0) {
-      this.unblockingHit(slot, ring, h1, h2, time, call);
+      this.unblockingHit(p, call);
     } else {
       // A certain client's hits while it is blocked are not counted, as the algorithm's.
-      const unsure = this.state[slot * STRIDE + MODE] === UNSURE;
-      if (unsure || this.state[slot * STRIDE + BLOCKED] === 0) this.addToSlot(slot, ring, time);
-      if (unsure || !this.certainHit(slot, ring, s1, s2, time, call)) {
-        this.unsureHit(slot, ring, h1, h2, s1, s2, time, call);
-      }
-      call.blockedUntil = this.state[slot * STRIDE + BLOCKED_UNTIL];
+      const unsure = state[at + MODE] === UNSURE;
+      if (unsure || state[at + BLOCKED] === 0) this.addToSlot(p);
+      if (unsure || !this.certainHit(p, call)) this.unsureHit(p, call);
+      call.blockedUntil = state[at + BLOCKED_UNTIL];
     }
     const counted = time + ring.ttlMs + ring.ttlMs / SLICES;
-    this.relevant[slot] = Math.max(counted, this.state[slot * STRIDE + BLOCKED_UNTIL]);
+    this.relevant[slot] = Math.max(counted, state[at + BLOCKED_UNTIL]);
   }
 
   /**
@@ -306,34 +321,27 @@ export class BlockingWindows {
    * @nestjs/throttler 6.7 reports), or the hit's time when it is let through. The blocks of other
    * calls do not apply, as in the algorithm.
    */
-  private unblockingHit(
-    slot: number,
-    ring: Ring,
-    h1: number,
-    h2: number,
-    time: number,
-    call: BlockingCall,
-  ): void {
+  private unblockingHit(p: Place, call: BlockingCall): void {
+    const state = this.state;
     let refused: boolean;
-    if (this.state[slot * STRIDE + MODE] === CERTAIN) {
-      this.count(slot, ring, time);
-      if (this.upper >= call.limit && this.lower < call.limit) this.becomeUnsure(slot);
+    if (state[p.at + MODE] === CERTAIN) {
+      this.count(p);
+      if (this.upper >= call.limit && this.lower < call.limit) this.becomeUnsure(p.at);
     }
-    if (this.state[slot * STRIDE + MODE] === CERTAIN) {
+    if (state[p.at + MODE] === CERTAIN) {
       refused = this.upper >= call.limit;
-      if (!refused) this.addToSlot(slot, ring, time);
+      if (!refused) this.addToSlot(p);
       call.totalHits = this.upper + 1;
     } else {
       // Every hit counted, refused ones too: the algorithm may have let them through.
-      this.addToSlot(slot, ring, time);
-      this.count(slot, ring, time);
-      const backstop = this.backstopAfter(ring, h1, h2, time);
-      const count = Math.max(backstop, this.upper);
+      this.addToSlot(p);
+      this.count(p);
+      const count = Math.max(this.backstopAfter(p), this.upper);
       refused = count > call.limit;
       call.totalHits = count;
     }
     call.blocked = refused;
-    call.blockedUntil = refused ? this.oldestHit(slot, ring, time) + ring.ttlMs : time;
+    call.blockedUntil = refused ? this.oldestHit(p) + p.ring.ttlMs : p.time;
   }
 
   /**
@@ -341,101 +349,86 @@ export class BlockingWindows {
    * has one inside (of a window only partly inside, its last hit, which is never sooner); without
    * one, `expiresAt - ttlMs`, as the algorithm answers then.
    */
-  private oldestHit(slot: number, ring: Ring, time: number): number {
-    const ttlMs = ring.ttlMs;
-    const since = time - ttlMs;
-    const window = windowOf(time, ttlMs, SLICES);
-    for (let each = firstWindow(window, time, ttlMs, SLICES); each <= window; each++) {
-      const cell = slot * STRIDE + WINDOWS + 4 * slotOf(each, RING);
-      if (this.state[cell + WINDOW] !== each || this.state[cell + LAST] <= since) continue;
-      return this.state[cell + FIRST] > since ? this.state[cell + FIRST] : this.state[cell + LAST];
+  private oldestHit(p: Place): number {
+    const state = this.state;
+    const { ttlMs } = p.ring;
+    const since = p.time - ttlMs;
+    const window = windowOf(p.time, ttlMs, SLICES);
+    for (let each = firstWindow(window, p.time, ttlMs, SLICES); each <= window; each++) {
+      const cell = p.at + WINDOWS + 4 * slotOf(each, RING);
+      if (state[cell + WINDOW] !== each || state[cell + LAST] <= since) continue;
+      return state[cell + FIRST] > since ? state[cell + FIRST] : state[cell + LAST];
     }
-    return this.state[slot * STRIDE + EXPIRES_AT] - ttlMs;
+    return state[p.at + EXPIRES_AT] - ttlMs;
   }
 
   /**
    * The algorithm's own steps, on the slot that mirrors its state (the hit already added unless
    * blocked). False, without an answer, when the client has become unsure instead.
    */
-  private certainHit(
-    slot: number,
-    ring: Ring,
-    s1: number,
-    s2: number,
-    time: number,
-    call: BlockingCall,
-  ): boolean {
-    this.count(slot, ring, time);
-    if (this.upper > call.limit && this.state[slot * STRIDE + BLOCKED] === 0) {
+  private certainHit(p: Place, call: BlockingCall): boolean {
+    const state = this.state;
+    const at = p.at;
+    this.count(p);
+    if (this.upper > call.limit && state[at + BLOCKED] === 0) {
       if (this.lower <= call.limit) {
         // The coarse windows alone go over: the algorithm may not block here. Unsure from now.
-        this.becomeUnsure(slot);
+        this.becomeUnsure(at);
         return false;
       }
-      this.state[slot * STRIDE + BLOCKED] = 1;
-      this.state[slot * STRIDE + BLOCKED_UNTIL] = time + call.blockMs;
-      this.times.raise(s1, s2, time + call.blockMs, BLOCK);
+      state[at + BLOCKED] = 1;
+      state[at + BLOCKED_UNTIL] = p.time + call.blockMs;
+      this.times.raise(p.s1, p.s2, p.time + call.blockMs, BLOCK);
     }
-    if (
-      this.state[slot * STRIDE + BLOCKED] === 1 &&
-      this.state[slot * STRIDE + BLOCKED_UNTIL] <= time
-    ) {
-      this.state[slot * STRIDE + BLOCKED] = 0; // the block has ended: start over at this hit
-      this.clearWindows(slot);
-      this.addToSlot(slot, ring, time);
+    if (state[at + BLOCKED] === 1 && state[at + BLOCKED_UNTIL] <= p.time) {
+      state[at + BLOCKED] = 0; // the block has ended: start over at this hit
+      this.clearWindows(at);
+      this.addToSlot(p);
       this.upper = 1;
     }
     call.totalHits = this.upper;
-    call.blocked = this.state[slot * STRIDE + BLOCKED] === 1;
+    call.blocked = state[at + BLOCKED] === 1;
     return true;
   }
 
-  /** Empties the slot's sub-windows. */
-  private clearWindows(slot: number): void {
-    const base = slot * STRIDE + WINDOWS;
+  /** Empties the sub-windows of the slot whose record starts at `at`. */
+  private clearWindows(at: number): void {
+    const base = at + WINDOWS;
     for (let each = 0; each < RING; each++) this.state[base + 4 * each + WINDOW] = Number.NaN;
   }
 
   /** From here on every hit is in the slot; a block runs on blockedUntil alone. */
-  private becomeUnsure(slot: number): void {
-    this.state[slot * STRIDE + MODE] = UNSURE;
-    this.state[slot * STRIDE + BLOCKED] = 0;
+  private becomeUnsure(at: number): void {
+    this.state[at + MODE] = UNSURE;
+    this.state[at + BLOCKED] = 0;
   }
 
   /**
    * Every hit counted (the slot's or the backstop's count, whichever is more), no start-over,
    * every hit over the limit blocks until blockMs after it (the hit already added).
    */
-  private unsureHit(
-    slot: number,
-    ring: Ring,
-    h1: number,
-    h2: number,
-    s1: number,
-    s2: number,
-    time: number,
-    call: BlockingCall,
-  ): void {
-    this.count(slot, ring, time);
-    const backstop = this.backstopAfter(ring, h1, h2, time);
-    const count = Math.max(backstop, this.upper);
-    if (count > call.limit && time + call.blockMs > this.state[slot * STRIDE + BLOCKED_UNTIL]) {
-      this.state[slot * STRIDE + BLOCKED_UNTIL] = time + call.blockMs;
-      this.times.raise(s1, s2, time + call.blockMs, BLOCK);
+  private unsureHit(p: Place, call: BlockingCall): void {
+    const state = this.state;
+    this.count(p);
+    const count = Math.max(this.backstopAfter(p), this.upper);
+    const until = p.time + call.blockMs;
+    if (count > call.limit && until > state[p.at + BLOCKED_UNTIL]) {
+      state[p.at + BLOCKED_UNTIL] = until;
+      this.times.raise(p.s1, p.s2, until, BLOCK);
     }
     call.totalHits = count;
-    call.blocked = this.state[slot * STRIDE + BLOCKED_UNTIL] > time;
+    call.blocked = state[p.at + BLOCKED_UNTIL] > p.time;
   }
 
   /**
-   * Whether nothing runs for the unsure client in `slot`: no hit counted in its last ttlMs (in
-   * its slot or the backstop) and no block.
+   * Whether nothing runs for the unsure client: no hit counted in its last ttlMs (in its slot or
+   * the backstop) and no block.
    */
-  private isFresh(slot: number, ring: Ring, h1: number, h2: number, time: number): boolean {
-    if (this.state[slot * STRIDE + BLOCKED_UNTIL] > time) return false;
-    this.count(slot, ring, time);
+  private isFresh(p: Place): boolean {
+    if (this.state[p.at + BLOCKED_UNTIL] > p.time) return false;
+    this.count(p);
     if (this.upper !== 0) return false;
-    this.backstopBefore = this.ringCount(ring, h1, h2, time);
+    this.backstopBefore = this.ringCount(p.ring, p.h1, p.h2, p.time);
     return this.backstopBefore === 0;
   }
 
@@ -443,29 +436,31 @@ export class BlockingWindows {
    * The backstop's count once this hit is in it: what `isFresh` read before, plus the hit (an
    * increment adds exactly 1 to the key's estimate, plain or conservative), else read now.
    */
-  private backstopAfter(ring: Ring, h1: number, h2: number, time: number): number {
+  private backstopAfter(p: Place): number {
     const before = this.backstopBefore;
-    return before >= 0 ? before + 1 : this.ringCount(ring, h1, h2, time);
+    return before >= 0 ? before + 1 : this.ringCount(p.ring, p.h1, p.h2, p.time);
   }
 
   /** Sets `upper` and `lower`: bounds of the slot's hits in (time - ttlMs, time]. */
-  private count(slot: number, ring: Ring, time: number): void {
-    const ttlMs = ring.ttlMs;
+  private count(p: Place): void {
+    const state = this.state;
+    const { ttlMs } = p.ring;
+    const time = p.time;
     const window = windowOf(time, ttlMs, SLICES);
     const first = firstWindow(window, time, ttlMs, SLICES);
     const since = time - ttlMs;
     let upper = 0;
     let lower = 0;
     for (let each = window; each >= first; each--) {
-      const cell = slot * STRIDE + WINDOWS + 4 * slotOf(each, RING);
-      if (this.state[cell + WINDOW] !== each) continue;
-      const hits = this.state[cell + COUNT];
+      const cell = p.at + WINDOWS + 4 * slotOf(each, RING);
+      if (state[cell + WINDOW] !== each) continue;
+      const hits = state[cell + COUNT];
       // Every window after `first` lies wholly inside; of `first`, what its times prove: all of
       // its hits inside, none, or from its last (inside) to all but its first (outside).
-      if (each > first || this.state[cell + FIRST] > since) {
+      if (each > first || state[cell + FIRST] > since) {
         upper += hits;
         lower += hits;
-      } else if (this.state[cell + LAST] > since) {
+      } else if (state[cell + LAST] > since) {
         upper += hits - 1;
         lower += 1;
       }
@@ -474,16 +469,18 @@ export class BlockingWindows {
     this.lower = lower;
   }
 
-  private addToSlot(slot: number, ring: Ring, time: number): void {
-    const window = windowOf(time, ring.ttlMs, SLICES);
-    const cell = slot * STRIDE + WINDOWS + 4 * slotOf(window, RING);
-    if (this.state[cell + WINDOW] !== window) {
-      this.state[cell + WINDOW] = window;
-      this.state[cell + COUNT] = 0;
-      this.state[cell + FIRST] = time;
+  /** Counts the hit in the slot's sub-window of its time. */
+  private addToSlot(p: Place): void {
+    const state = this.state;
+    const window = windowOf(p.time, p.ring.ttlMs, SLICES);
+    const cell = p.at + WINDOWS + 4 * slotOf(window, RING);
+    if (state[cell + WINDOW] !== window) {
+      state[cell + WINDOW] = window;
+      state[cell + COUNT] = 0;
+      state[cell + FIRST] = p.time;
     }
-    this.state[cell + COUNT] += 1;
-    this.state[cell + LAST] = time;
+    state[cell + COUNT] += 1;
+    state[cell + LAST] = p.time;
   }
 
   /** The backstop's count of the key hashed to (h1, h2) over the windows meeting the last ttlMs. */

@@ -62,9 +62,11 @@ export class SketchThrottlerStorage implements ThrottlerStorage {
       throw typeError('options', 'an object', options);
     }
     checkOptionNames('options', options, OPTION_NAMES);
-    const capacity = integerIn('capacity', options.capacity ?? 4096, 1, MAX_BLOCKING_CAPACITY);
+    if (options.capacity !== undefined) {
+      integerIn('capacity', options.capacity, 1, MAX_BLOCKING_CAPACITY);
+    }
     checkClock(options.now);
-    this.windows = new BlockingWindows(options, capacity);
+    this.windows = new BlockingWindows(options);
   }
 
   /** Bytes of process memory, whatever the number of keys (each new (throttler, ttl) adds sketches). */
