@@ -20,6 +20,11 @@ export {
   MAX_BLOCKING_CAPACITY,
 } from './limits/blocking-windows.js';
 export { ClientWindows, checkStoreWindows } from './limits/client-windows.js';
+export {
+  CountWindow,
+  ExpiringCounts,
+  MAX_EXPIRING_CAPACITY,
+} from './limits/expiring-counts.js';
 export type { GcraGrid } from './limits/gcra.js';
 export { checkCount, UNSHARED_SKETCH_OPTION_NAMES } from './limits/options.js';
 export {

@@ -31,6 +31,7 @@ const LAYERS: Record<string, number> = {
   hono: 7,
   koa: 7,
   nest: 7,
+  flexible: 7,
   proxy: 7,
   cli: 8,
 };

@@ -44,9 +44,10 @@ function run(bin, command, args, cwd, log) {
  * What Bun and Deno run, with their own test runners (both take node:test): the core (the sketch
  * on both engines, its binary format, aging, shared memory across workers; the limits; heavy
  * hitters; the hashing), the node:http middleware in front of the runtime's own node:http
- * server, the Hono middleware in front of the runtime's own server (Bun.serve, Deno.serve), and
- * the examples of those run from their TypeScript source. A test of what only
- * Node can do is skipped there, saying why (test/helpers/runtime.ts).
+ * server, the Hono middleware in front of the runtime's own server (Bun.serve, Deno.serve),
+ * RateLimiterSketch against rate-limiter-flexible's RateLimiterMemory, and the examples of those
+ * run from their TypeScript source. A test of what only Node can do is skipped there, saying why
+ * (test/helpers/runtime.ts).
  */
 const ELSEWHERE = [
   'build/test/sketch/',
@@ -59,6 +60,7 @@ const ELSEWHERE = [
   'build/test/http/inflight-limit.test.js',
   'build/test/http/client-key.test.js',
   'build/test/hono/hono.test.js',
+  'build/test/flexible/rate-limiter-sketch.test.js',
   'build/test/examples-source.test.js',
 ];
 /** The build, by the machine's Node (tsc and the engine's generator run on Node). */
