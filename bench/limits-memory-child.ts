@@ -14,7 +14,9 @@
 import { ThrottlerStorageService } from '@nestjs/throttler';
 import { MemoryStore } from 'express-rate-limit';
 import { MemoryStore as HonoMemoryStore } from 'hono-rate-limiter';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterSketch } from '../src/flexible/index.js';
 import { HonoRateLimiterStore } from '../src/hono/index.js';
 import { ExpressRateLimitStore } from '../src/http/index.js';
 import { RateLimiter } from '../src/index.js';
@@ -32,6 +34,9 @@ const LIMITER_MEMORY_CASES = [
   'hotcount HonoRateLimiterStore',
   'nest ThrottlerStorageService',
   'hotcount SketchThrottlerStorage',
+  'hotcount RateLimiterSketch',
+  'RateLimiterRedis, Redis away, insurance RateLimiterMemory',
+  'RateLimiterRedis, Redis away, insurance RateLimiterSketch',
 ] as const;
 export type LimiterMemoryCase = (typeof LIMITER_MEMORY_CASES)[number];
 
@@ -99,6 +104,17 @@ function create(which: LimiterMemoryCase): Limiter | null {
         memoryBytes: 0,
       };
     }
+    case 'hotcount RateLimiterSketch': {
+      const limiter = new RateLimiterSketch({ points: LIMIT, duration: WINDOW_MS / 1000 });
+      return {
+        check: async (key) => (await limiter.consume(key)).remainingPoints,
+        memoryBytes: limiter.memoryBytes,
+      };
+    }
+    case 'RateLimiterRedis, Redis away, insurance RateLimiterMemory':
+      return insured(new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 }));
+    case 'RateLimiterRedis, Redis away, insurance RateLimiterSketch':
+      return insured(new RateLimiterSketch({ points: LIMIT, duration: WINDOW_MS / 1000 }));
     case 'hotcount SketchThrottlerStorage': {
       const storage = new SketchThrottlerStorage();
       return {
@@ -111,6 +127,32 @@ function create(which: LimiterMemoryCase): Limiter | null {
       };
     }
   }
+}
+
+/**
+ * A client of a Redis that is away: nothing listens on loopback port 1, so every connection is
+ * refused, and without the offline queue every command fails at once, as the peer's guide sets
+ * up a client whose limiter has an insurance. One for the process (the warm-up's limiters too).
+ */
+let awayClient: Redis | null = null;
+
+function insured(insurance: RateLimiterMemory | RateLimiterSketch): Limiter {
+  awayClient ??= new Redis(1, '127.0.0.1', {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => 1000,
+  });
+  awayClient.on('error', () => {});
+  const limiter = new RateLimiterRedis({
+    storeClient: awayClient,
+    points: LIMIT,
+    duration: WINDOW_MS / 1000,
+    insuranceLimiter: insurance,
+  });
+  return {
+    check: async (key) => (await limiter.consume(key)).remainingPoints,
+    memoryBytes: insurance instanceof RateLimiterSketch ? insurance.memoryBytes : 0,
+  };
 }
 
 /** One request per key; in a function of its own, so nothing of it stays in the caller. */

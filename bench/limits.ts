@@ -350,7 +350,7 @@ async function stringKeysCase(options: BenchOptions): Promise<Row[]> {
   return rows;
 }
 
-function measureInChild(which: LimiterMemoryCase): LimiterMemorySample {
+export function measureInChild(which: LimiterMemoryCase): LimiterMemorySample {
   const child = spawnSync(process.execPath, ['--expose-gc', MEMORY_CHILD, which], {
     encoding: 'utf8',
     maxBuffer: 1024 * 1024,
@@ -453,7 +453,7 @@ function memoryCase(options: BenchOptions): Row[] {
 }
 
 /** Issue 36: a drop-in store (hono-rate-limiter's, Nest's) keeps its heap flat over 1M clients. */
-function flatHeapRow(
+export function flatHeapRow(
   samples: Map<LimiterMemoryCase, LimiterMemorySample[]>,
   describe: (which: LimiterMemoryCase) => string,
   which: LimiterMemoryCase,

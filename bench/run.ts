@@ -15,6 +15,7 @@ import { accuracySuite } from './accuracy.js';
 import { beforeAfterSuite } from './before-after.js';
 import { cliSuite } from './cli.js';
 import { cliLargeKSuite } from './cli-large-k.js';
+import { flexibleSuite } from './flexible.js';
 import { httpSuite } from './http.js';
 import { httpKeysSuite } from './http-keys.js';
 import { incrementSuite } from './increment.js';
@@ -46,6 +47,7 @@ const SUITES: [name: string, suite: Suite][] = [
   ['cli-large-k', cliLargeKSuite],
   ['table', tableSuite],
   ['limits', limitsSuite],
+  ['flexible', flexibleSuite],
   ['http', httpSuite],
   ['http-keys', httpKeysSuite],
   ['proxy', proxySuite],

@@ -85,6 +85,8 @@ const HELD_DEPTH = 4;
 /** Flags of a slot. */
 const UNCERTAIN = 1;
 const LONG = 2;
+/** Points were added to the window since it was opened or filled: `recent` shows it. */
+const COUNTED = 4;
 /** The most a call counts in a sketch: what a counter holds (it saturates there). */
 const MAX_AMOUNT = 2 ** 31 - 1;
 
@@ -123,9 +125,11 @@ export class ExpiringCounts {
     this.hasher = this.forever.hasher;
     // The longest aligned window (2^53 - 1 ms) covers every clock time there is.
     const recentMs = Math.min(Math.ceil(windowMs), Number.MAX_SAFE_INTEGER);
+    // The Rate reads the time this call read: one clock read per call, not three.
+    const callTime = () => this.window.time;
     this.recent =
       windowMs > 0
-        ? new Rate({ windowMs: checkWindowMs(recentMs), ...sketch, now: this.now })
+        ? new Rate({ windowMs: checkWindowMs(recentMs), ...sketch, now: callTime })
         : null;
     this.buckets = Math.ceil(
       integerIn('capacity', options.capacity, 1, MAX_EXPIRING_CAPACITY) / SLOTS_PER_BUCKET,
@@ -333,6 +337,7 @@ export class ExpiringCounts {
    */
   private count(slot: number, h1: number, h2: number, points: number): void {
     this.recent?.observeHash(h1, h2, points);
+    this.flags[slot] |= COUNTED;
     if ((this.flags[slot] & LONG) !== 0) this.forever.kernel.increment(h1, h2, points);
   }
 
@@ -353,9 +358,12 @@ export class ExpiringCounts {
     return -1;
   }
 
-  /** The bucket of the key hashed to h1: h1 modulo the buckets. */
+  /**
+   * The bucket of the key hashed to h1: h1 scaled to the buckets (Lemire's multiply-shift
+   * range reduction, a multiplication where a modulo is a division).
+   */
   private bucketOf(h1: number): number {
-    return (h1 >>> 0) % this.buckets;
+    return Math.floor(((h1 >>> 0) * this.buckets) / 4294967296);
   }
 
   /**
@@ -379,7 +387,11 @@ export class ExpiringCounts {
       }
     }
     if (this.used[chosen] === 1) {
-      if (ends > time) this.held.raise(this.h1s[chosen], this.h2s[chosen], ends);
+      // A short window that points were added to comes back from `recent` (no fewer, ending no
+      // sooner); any other running one (long, or with none added, which `recent` may not show:
+      // a window of 0 points, or one whose points came from the sketches) is held to its end.
+      const shown = (this.flags[chosen] & (LONG | COUNTED)) === COUNTED;
+      if (ends > time && !shown) this.held.raise(this.h1s[chosen], this.h2s[chosen], ends);
       if (ends > time || (this.flags[chosen] & UNCERTAIN) !== 0) {
         this.evicted[this.bucketOf(h1)] = 1;
       }

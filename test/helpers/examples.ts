@@ -12,6 +12,7 @@ export const EXPECTED: Record<string, RegExp> = {
   'hono.ts': /^200 200 429\n$/,
   'koa.ts': /^200 200 429\n$/,
   'nest.ts': /^200 200 429\n$/,
+  'flexible.ts': /^401, 401, 401, 429 \(retry in 3600 s\), 429 \(retry in 3600 s\), 200\n$/,
   'limits.ts':
     /^ok, ok, ok, ok, ok, 429 \(retry in \d+ ms\), 429 \(retry in \d+ ms\)\nthird: 503\nin progress after release: 0\n$/,
   'proxy.ts': /^200 200 200 429\n$/,
