@@ -15,14 +15,13 @@
  */
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimiterSketch } from '../src/flexible/index.js';
-import { EVENTS, flatHeapRow, measureInChild, ratioRow } from './limits.js';
-import type { LimiterMemoryCase, LimiterMemorySample } from './limits-memory-child.js';
+import { EVENTS, flatHeapRow, memoryRounds, ratioRow } from './limits.js';
+import type { LimiterMemoryCase } from './limits-memory-child.js';
 import {
   type AsyncCompetitor,
   type BenchOptions,
   consume,
   formatBytes,
-  formatRange,
   median,
   nowNs,
   type Row,
@@ -121,29 +120,8 @@ const MEMORY_CASES: readonly LimiterMemoryCase[] = [
 ];
 
 function memoryCase(options: BenchOptions): Row[] {
-  const { runs, log } = options;
-  log('  flexible memory: 1M distinct clients, one consume each, one child per run');
-  const samples = new Map<LimiterMemoryCase, LimiterMemorySample[]>(
-    MEMORY_CASES.map((c) => [c, []]),
-  );
-  for (let round = 0; round < runs; round++) {
-    const parts: string[] = [];
-    for (const which of MEMORY_CASES) {
-      const sample = measureInChild(which);
-      samples.get(which)?.push(sample);
-      parts.push(`${which} ${formatBytes(sample.heapUsedBytes + sample.externalBytes)}`);
-    }
-    log(`    round ${round + 1}/${runs}: ${parts.join(', ')}`);
-  }
-  const growth = (which: LimiterMemoryCase) =>
-    (samples.get(which) ?? []).map((s) => s.heapUsedBytes + s.externalBytes);
-  const describe = (which: LimiterMemoryCase) => {
-    const list = samples.get(which) ?? [];
-    const heap = median(list.map((s) => s.heapUsedBytes));
-    const external = median(list.map((s) => s.externalBytes));
-    const rss = median(list.map((s) => s.maxRssBytes));
-    return `${formatBytes(median(growth(which)))} (heap ${formatBytes(heap)}, external ${formatBytes(external)}; runs ${formatRange(growth(which), formatBytes)}); maxRSS ${formatBytes(rss)}`;
-  };
+  options.log('  flexible memory: 1M distinct clients, one consume each, one child per run');
+  const { samples, growth, describe } = memoryRounds(MEMORY_CASES, options);
   /** Growth beyond what the limiter holds by design (its table and sketches). */
   const beyondRow = (which: LimiterMemoryCase, row: string): Row => {
     const held = samples.get(which)?.[0]?.memoryBytes ?? 0;

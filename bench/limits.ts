@@ -350,7 +350,7 @@ async function stringKeysCase(options: BenchOptions): Promise<Row[]> {
   return rows;
 }
 
-export function measureInChild(which: LimiterMemoryCase): LimiterMemorySample {
+function measureInChild(which: LimiterMemoryCase): LimiterMemorySample {
   const child = spawnSync(process.execPath, ['--expose-gc', MEMORY_CHILD, which], {
     encoding: 'utf8',
     maxBuffer: 1024 * 1024,
@@ -376,16 +376,16 @@ const MEMORY_CASES: readonly LimiterMemoryCase[] = [
   'hotcount SketchThrottlerStorage',
 ];
 
-/** Heap and external growth over 1M clients, one fresh child per case and round. */
-function memoryCase(options: BenchOptions): Row[] {
+/**
+ * Heap and external growth over 1M clients of each of `cases`, one fresh child per case and
+ * round: the samples, and each case's growth and its description for a row.
+ */
+export function memoryRounds(cases: readonly LimiterMemoryCase[], options: BenchOptions) {
   const { runs, log } = options;
-  log('  limits memory: 1M distinct clients, one request each, one child per run');
-  const samples = new Map<LimiterMemoryCase, LimiterMemorySample[]>(
-    MEMORY_CASES.map((c) => [c, []]),
-  );
+  const samples = new Map<LimiterMemoryCase, LimiterMemorySample[]>(cases.map((c) => [c, []]));
   for (let round = 0; round < runs; round++) {
     const parts: string[] = [];
-    for (const which of MEMORY_CASES) {
+    for (const which of cases) {
       const sample = measureInChild(which);
       samples.get(which)?.push(sample);
       parts.push(`${which} ${formatBytes(sample.heapUsedBytes + sample.externalBytes)}`);
@@ -401,6 +401,13 @@ function memoryCase(options: BenchOptions): Row[] {
     const rss = median(list.map((s) => s.maxRssBytes));
     return `${formatBytes(median(growth(which)))} (heap ${formatBytes(heap)}, external ${formatBytes(external)}; runs ${formatRange(growth(which), formatBytes)}); maxRSS ${formatBytes(rss)}`;
   };
+  return { samples, growth, describe };
+}
+
+/** Heap and external growth over 1M clients, one fresh child per case and round. */
+function memoryCase(options: BenchOptions): Row[] {
+  options.log('  limits memory: 1M distinct clients, one request each, one child per run');
+  const { samples, growth, describe } = memoryRounds(MEMORY_CASES, options);
   const hotcount = samples.get('hotcount RateLimiter') ?? [];
   const sketches = hotcount[0]?.memoryBytes ?? 0;
   const beyond = median(growth('hotcount RateLimiter')) - sketches;

@@ -12,15 +12,16 @@
  * of recent keys is exact, in a table of fixed capacity (typed arrays, a slot found by the key's
  * keyed 64-bit hash, 8 slots per bucket), and every point added is also counted in sketches, the
  * backstop, which only grow:
- * - `recent`: a Rate (clock-aligned windows of `windowMs`, the limiter's duration): a window of
- *   at most windowMs that runs now started less than windowMs ago, inside the current and the
- *   previous aligned window, so their estimates, added, are at least what the adds put in it.
- *   A `set` of such a window counts its value there too.
+ * - `recent`: a Rate (clock-aligned windows of `windowMs`, the limiter's duration) that counts
+ *   every point added and every set's value: a window of at most windowMs that runs now started
+ *   less than windowMs ago, inside the current and the previous aligned window, so their
+ *   estimates, added, are at least its points.
  * - A longer window (a duration over windowMs, 0 for one that never ends, or windowMs 0) is past
- *   what `recent` covers: its points (a set's value, every add while it runs) go to `forever`, a
- *   Count-Min sketch that never resets, and its end raises the key's "held until" in `held`, a
- *   max sketch of times. So does a running window pushed out of the table, since its value may be
- *   one the sketches cannot show (a window opened by an add of 0 or fewer points, a set to 0).
+ *   what `recent` covers: its points (a set's value, every add while it runs) go to `forever` as
+ *   well, a Count-Min sketch that never resets, and its end raises the key's "held until" in
+ *   `held`, a max sketch of times. So does a running window pushed out of the table unless points
+ *   were added to it since it opened (then `recent` shows it): one of 0 points, or whose points
+ *   came from the sketches, may not show there.
  * A key not in the table, in a bucket that never gave a slot away, was never here: its window
  * starts now, exactly. Otherwise it comes back from the sketches: held, with `recent + forever`
  * points until no sooner than its hold ends; else with `recent` points until windowMs from now;
