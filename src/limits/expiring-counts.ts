@@ -213,9 +213,9 @@ export class ExpiringCounts {
    * Holds `key`'s window at `value` points for `durationMs` (0: for ever) from now: a limiter's
    * block. For a window the table holds for certain, `set`. For an uncertain one, the peer's may
    * hold fewer points and, by that, block now (at `value` points at most, which the caller
-   * bounds), or be over already and block no more: it keeps its points and ends no sooner than
-   * the block, and a block longer than `recent` covers counts `value` in `forever`. Returns
-   * `window`. TypeError for a key that is not one.
+   * bounds), or be over already and block no more: it keeps its points, ends no sooner than the
+   * block, and counts `value` in the sketches as `set` does. Returns `window`. TypeError for a
+   * key that is not one.
    */
   block(key: Key, value: number, durationMs: number): CountWindow {
     const time = this.begin(key);
@@ -225,11 +225,10 @@ export class ExpiringCounts {
     const end = durationMs === 0 ? Number.POSITIVE_INFINITY : time + durationMs;
     if (end > this.ends[slot]) this.ends[slot] = end;
     if (value > this.values[slot]) this.values[slot] = value;
-    if (this.isLong(end, time)) {
-      // The peer's block, if it blocks now, outlasts what `recent` shows of its points.
-      this.hold(slot, h1, h2);
-      if (value > 0) this.forever.kernel.increment(h1, h2, Math.min(value, MAX_AMOUNT));
-    }
+    if (this.isLong(end, time)) this.hold(slot, h1, h2);
+    // The peer's block, if it blocks now, holds `value` points that came from its window before:
+    // counted again, so that the sketches show them for as long as the block runs.
+    if (value > 0) this.count(slot, h1, h2, Math.min(value, MAX_AMOUNT));
     this.window.first = false;
     return this.fill(slot);
   }
