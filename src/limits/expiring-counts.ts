@@ -228,7 +228,7 @@ export class ExpiringCounts {
     if (this.isLong(end, time)) this.hold(slot, h1, h2);
     // The peer's block, if it blocks now, holds `value` points that came from its window before:
     // counted again, so that the sketches show them for as long as the block runs.
-    if (value > 0) this.count(slot, h1, h2, Math.min(value, MAX_AMOUNT));
+    if (value > 0) this.count(slot, h1, h2, value);
     this.window.first = false;
     return this.fill(slot);
   }
@@ -336,9 +336,11 @@ export class ExpiringCounts {
    * the peer's window may be a short one that started inside this one (see `add`).
    */
   private count(slot: number, h1: number, h2: number, points: number): void {
-    this.recent?.observeHash(h1, h2, points);
+    // A counter holds integers up to MAX_AMOUNT (a limiter's block may hold more, or a fraction).
+    const amount = points <= MAX_AMOUNT ? Math.ceil(points) : MAX_AMOUNT;
+    this.recent?.observeHash(h1, h2, amount);
     this.flags[slot] |= COUNTED;
-    if ((this.flags[slot] & LONG) !== 0) this.forever.kernel.increment(h1, h2, points);
+    if ((this.flags[slot] & LONG) !== 0) this.forever.kernel.increment(h1, h2, amount);
   }
 
   /** Reads the clock (kept in `window.time`) and hashes `key` into the hasher's h1 and h2. */
