@@ -30,8 +30,10 @@ import {
   SATURATED,
   typeError,
 } from '../core.js';
+import { BYTES } from './client.js';
 import { cellPairs, clamp } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { INFLIGHT_SYNC } from './scripts.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
 
 /** Options of `new LocalFirstInflight`: its place in Redis (PlaceOptions), syncs and lease. */
@@ -217,7 +219,7 @@ export class LocalFirstInflight extends EventEmitter implements InflightCounter 
     let reply: [Buffer, number];
     try {
       reply = await withDeadline(
-        this.place.redis.hotcountInflightSyncBuffer(...this.keys, ...args),
+        this.place.redis.run(INFLIGHT_SYNC, this.keys, args, BYTES) as Promise<[Buffer, number]>,
         this.timeoutMs,
       );
     } catch (error) {

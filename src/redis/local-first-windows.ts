@@ -13,8 +13,10 @@
  * clears nothing (Delta.sent checks the push's number).
  */
 import { readClock } from '../core.js';
+import { BYTES } from './client.js';
 import { Delta } from './delta.js';
 import { decodeCells, type SketchPlace } from './place.js';
+import { WINDOW_PUSH } from './scripts.js';
 import { withDeadline } from './staleness.js';
 
 function slotOf(window: number): number {
@@ -105,13 +107,15 @@ export class LocalFirstWindows {
       // The window's string expires at the end of the window after it (the caller's clock).
       const expireMs = Math.max(1, Math.ceil((window + 2) * this.windowMs - this.time));
       const args = [this.place.shape, expireMs, seq, delta.increments()];
-      const push = this.place.redis.hotcountPushWindowBuffer(
+      const keys = [
         this.place.windowKey(window),
         this.place.header,
         this.pushed,
         this.place.windowKey(window - 1),
-        ...args,
-      );
+      ];
+      const push = this.place.redis.run(WINDOW_PUSH, keys, args, BYTES) as Promise<
+        [Buffer, Buffer]
+      >;
       const [stored, before] = await withDeadline(push, timeoutMs);
       // The clock may have rolled meanwhile: each string goes where its window now is.
       if (this.window === window) {

@@ -17,8 +17,10 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Key } from '../core.js';
 import { checkAmount, checkOptionNames, integerIn, SATURATED, typeError } from '../core.js';
+import { BYTES } from './client.js';
 import { clamp, Delta } from './delta.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { PUSH } from './scripts.js';
 import { SyncLoop, type SyncStatus, syncTimeoutMs, withDeadline } from './staleness.js';
 
 /** Options of `new LocalFirstSketch`: its place in Redis (PlaceOptions) and its syncs. */
@@ -164,7 +166,12 @@ export class LocalFirstSketch extends EventEmitter {
     const { cells, header, pushed } = this.keys;
     let stored: Buffer;
     try {
-      const push = this.place.redis.hotcountPushBuffer(cells, header, pushed, ...args);
+      const push = this.place.redis.run(
+        PUSH,
+        [cells, header, pushed],
+        args,
+        BYTES,
+      ) as Promise<Buffer>;
       stored = await withDeadline(push, this.timeoutMs);
     } catch (error) {
       throw this.place.refusal(error);

@@ -19,18 +19,9 @@ import {
   secretFingerprint,
   typeError,
 } from '../core.js';
-import type { RedisClient } from './client.js';
-import {
-  ADD_SCRIPT,
-  INFLIGHT_SCRIPT,
-  INFLIGHT_SYNC_SCRIPT,
-  PUSH_SCRIPT,
-  RAISE_SCRIPT,
-  SHAPE_SCRIPT,
-  WINDOW_PUSH_SCRIPT,
-  WINDOW_SCRIPT,
-} from './scripts.js';
-import { type WriteGroups, writeGroupsOf } from './write-groups.js';
+import type { RedisClient, RedisSeam } from './client.js';
+import { SHAPE } from './scripts.js';
+import { seamOf } from './seam.js';
 
 /**
  * The cells of a Redis string, into `cells`: BITFIELD's integers are big-endian, and a string
@@ -49,64 +40,6 @@ export function decodeCells(stored: Buffer | null, cells: Int32Array): Int32Arra
     cells[whole] = last.readInt32BE(0);
   }
   return cells;
-}
-
-/** Commands this module defines on a client, once per client. */
-interface HotcountCommands {
-  hotcountAdd(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
-  hotcountRaise(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
-  hotcountShape(cells: string, header: string, ...args: (string | number)[]): Promise<number>;
-  hotcountWindow(
-    cells: string,
-    header: string,
-    previous: string,
-    ...args: (string | number)[]
-  ): Promise<[number, number, number, number]>;
-  hotcountPushBuffer(
-    cells: string,
-    header: string,
-    pushed: string,
-    ...args: (string | number | Buffer)[]
-  ): Promise<Buffer>;
-  hotcountInflight(
-    cells: string,
-    header: string,
-    leases: string,
-    guards: string,
-    ...args: (string | number)[]
-  ): Promise<[number, number]>;
-  hotcountInflightSyncBuffer(
-    cells: string,
-    header: string,
-    leases: string,
-    mine: string,
-    ...args: (string | number | Buffer)[]
-  ): Promise<[Buffer, number]>;
-  hotcountPushWindowBuffer(
-    cells: string,
-    header: string,
-    pushed: string,
-    previous: string,
-    ...args: (string | number | string[])[]
-  ): Promise<[Buffer, Buffer]>;
-}
-
-const defined = new WeakSet<object>();
-
-function commands(redis: RedisClient): RedisClient & HotcountCommands {
-  if (!defined.has(redis)) {
-    // EVALSHA, falling back to EVAL once when Redis has not seen the script (ioredis does it).
-    redis.defineCommand('hotcountAdd', { numberOfKeys: 2, lua: ADD_SCRIPT });
-    redis.defineCommand('hotcountRaise', { numberOfKeys: 2, lua: RAISE_SCRIPT });
-    redis.defineCommand('hotcountShape', { numberOfKeys: 2, lua: SHAPE_SCRIPT });
-    redis.defineCommand('hotcountPush', { numberOfKeys: 3, lua: PUSH_SCRIPT });
-    redis.defineCommand('hotcountPushWindow', { numberOfKeys: 4, lua: WINDOW_PUSH_SCRIPT });
-    redis.defineCommand('hotcountInflight', { numberOfKeys: 4, lua: INFLIGHT_SCRIPT });
-    redis.defineCommand('hotcountInflightSync', { numberOfKeys: 4, lua: INFLIGHT_SYNC_SCRIPT });
-    redis.defineCommand('hotcountWindow', { numberOfKeys: 3, lua: WINDOW_SCRIPT });
-    defined.add(redis);
-  }
-  return redis as RedisClient & HotcountCommands;
 }
 
 /** A name Redis keys can carry inside a hash tag. */
@@ -158,14 +91,14 @@ export class SketchPlace {
   readonly width: number;
   readonly depth: number;
   readonly secret: Uint8Array;
-  readonly redis: RedisClient & HotcountCommands;
+  /** The client, behind the seam (client.ts). */
+  readonly redis: RedisSeam;
   /** `width:depth:rule:fingerprint`, what the header holds. */
   readonly shape: string;
   /** The header hash: the shape and the total. */
   readonly header: string;
   private readonly hasher: KeyHasher;
   private readonly rowCells: Int32Array;
-  private readonly groups: WriteGroups;
   private readonly rule: string;
   /** What a refusal calls the structure, and what else Redis may hold under its name. */
   private readonly noun: string;
@@ -180,9 +113,7 @@ export class SketchPlace {
    */
   constructor(options: PlaceOptions, rule: string, noun: string, differs: string) {
     const { redis, name, secret, width, depth, epsilon, delta } = options;
-    if (redis === null || typeof redis !== 'object' || typeof redis.defineCommand !== 'function') {
-      throw typeError('redis', 'an ioredis Redis or Cluster', redis);
-    }
+    this.redis = seamOf('redis', redis);
     if (secret === undefined) {
       throw new TypeError('secret is required: the fleet shares one (at least 16 bytes)');
     }
@@ -200,18 +131,6 @@ export class SketchPlace {
     const [k0, k1] = hashKeyWords(this.secret);
     this.hasher = new KeyHasher(k0, k1);
     this.rowCells = new Int32Array(this.depth);
-    this.redis = commands(redis);
-    this.groups = writeGroupsOf(redis);
-  }
-
-  /**
-   * The client, for a command sent now on a call's path (a check, an increment): it is written
-   * with the other calls of its tick, in groups (write-groups.ts). Syncs, one per syncMs, use
-   * `redis`.
-   */
-  grouped(): RedisClient & HotcountCommands {
-    this.groups.next();
-    return this.redis;
   }
 
   get dimensions(): Dimensions {
@@ -266,7 +185,7 @@ export class SketchPlace {
   checkShape(): Promise<void> {
     if (this.checked === true) return Promise.resolve();
     if (this.checked === false) {
-      this.checked = this.redis.hotcountShape(this.header, this.header, this.shape, 0).then(
+      this.checked = this.redis.run(SHAPE, [this.header, this.header], [this.shape, 0], 0).then(
         () => {
           this.checked = true;
         },

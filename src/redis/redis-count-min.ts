@@ -28,7 +28,9 @@ import {
   secretFingerprint,
   typeError,
 } from '../core.js';
+import { GROUPED } from './client.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { ADD, RAISE } from './scripts.js';
 
 /** Options of `new RedisCountMinSketch`: its place in Redis (PlaceOptions) and its rule. */
 export interface RedisCountMinOptions extends PlaceOptions {
@@ -93,9 +95,9 @@ export class RedisCountMinSketch {
     const shape = this.place.shape;
     const cells = this.place.cellsOf(key);
     const { cells: cellsKey, header } = this.keys;
-    const redis = this.place.grouped();
-    const run = this.conservative ? redis.hotcountRaise : redis.hotcountAdd;
-    return this.refused(run.call(redis, cellsKey, header, shape, by, ...cells));
+    const script = this.conservative ? RAISE : ADD;
+    const call = this.place.redis.run(script, [cellsKey, header], [shape, by, cells], GROUPED);
+    return this.refused(call as Promise<number>);
   }
 
   /** Subtracts `by` (plain sketches only, as locally). */
@@ -107,7 +109,8 @@ export class RedisCountMinSketch {
     const shape = this.place.shape;
     const cells = this.place.cellsOf(key);
     const { cells: cellsKey, header } = this.keys;
-    return this.refused(this.place.grouped().hotcountAdd(cellsKey, header, shape, -by, ...cells));
+    const call = this.place.redis.run(ADD, [cellsKey, header], [shape, -by, cells], GROUPED);
+    return this.refused(call as Promise<number>);
   }
 
   /** The key's estimate: the least of its cells, read in one round trip. */
@@ -116,9 +119,12 @@ export class RedisCountMinSketch {
     await this.checkShape();
     const args: (string | number)[] = [];
     for (const cell of cells) args.push('GET', 'i32', `#${cell}`);
-    const values = (await this.place
-      .grouped()
-      .call('BITFIELD_RO', this.keys.cells, ...args)) as number[];
+    const values = (await this.place.redis.call(
+      'BITFIELD_RO',
+      this.keys.cells,
+      args,
+      GROUPED,
+    )) as number[];
     let least = SATURATED;
     for (const value of values) if (value < least) least = value;
     return least;
@@ -127,7 +133,7 @@ export class RedisCountMinSketch {
   /** N: the net sum of every update, from every process. */
   get total(): Promise<number> {
     return this.checkShape().then(async () =>
-      Number((await this.place.redis.hget(this.keys.header, 'total')) ?? 0),
+      Number((await this.place.redis.call('HGET', this.keys.header, ['total'], 0)) ?? 0),
     );
   }
 
@@ -135,13 +141,11 @@ export class RedisCountMinSketch {
   async toSketch(): Promise<CountMinSketch> {
     await this.checkShape();
     const size = this.width * this.depth;
-    const [[cellsError, stored], [totalError, total]] = (await this.place.redis
-      .multi()
-      .getBuffer(this.keys.cells)
-      .hget(this.keys.header, 'total')
-      .exec()) as [[Error | null, Buffer | null], [Error | null, string | null]];
-    if (cellsError !== null) throw cellsError;
-    if (totalError !== null) throw totalError;
+    const [stored, total] = await this.place.redis.readTogether(
+      this.keys.cells,
+      this.keys.header,
+      'total',
+    );
     const cells = decodeCells(stored, new Int32Array(size));
     let saturated = false;
     for (let i = 0; i < size; i++) {

@@ -24,7 +24,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Key } from '../core.js';
 import { checkCount, checkOptionNames, integerIn, typeError } from '../core.js';
+import { GROUPED } from './client.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { INFLIGHT } from './scripts.js';
 import { withDeadline } from './staleness.js';
 
 /** Options of `new RedisInflight`: its place in Redis (PlaceOptions), its lease and timeout. */
@@ -135,9 +137,12 @@ export class RedisInflight {
   /** One operation in Redis: [done, the key's estimate]. */
   private run(op: string, id: number, n: number, limit: number, cells: number[]) {
     const args = [this.place.shape, op, this.processId, this.leaseMs, id, n, limit];
-    const call = this.place
-      .grouped()
-      .hotcountInflight(...this.keys, ...args, this.guardsPrefix, ...cells);
+    const call = this.place.redis.run(
+      INFLIGHT,
+      this.keys,
+      [...args, this.guardsPrefix, cells],
+      GROUPED,
+    ) as Promise<[number, number]>;
     return withDeadline(call, this.timeoutMs).catch((error) => {
       throw this.place.refusal(error);
     });

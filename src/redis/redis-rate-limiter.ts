@@ -46,9 +46,11 @@ import {
   typeError,
   WindowStep,
 } from '../core.js';
+import { GROUPED } from './client.js';
 import { clamp } from './delta.js';
 import { LocalFirstWindows } from './local-first-windows.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
+import { WINDOW } from './scripts.js';
 import {
   checkStalePolicy,
   Staleness,
@@ -87,6 +89,9 @@ export interface RedisRateLimiterOptions extends PlaceOptions {
   /** What to decide while stale: 'local' (default), 'open' or 'closed'. */
   onStale?: StalePolicy;
 }
+
+/** WINDOW_SCRIPT's reply: the key's count, the previous window's, the ceiling, the floor. */
+type Window = [number, number, number, number];
 
 const OPTION_NAMES = [
   ...PLACE_OPTION_NAMES,
@@ -301,18 +306,12 @@ export class RedisRateLimiter extends EventEmitter {
     const keys = [place.header, this.windowKey(window - 1)] as const;
     const expireMs = (window + 2) * spanMs - time;
     if (grid === null) {
-      const [found, previous, ceiling] = await place
-        .grouped()
-        .hotcountWindow(
-          this.windowKey(window),
-          ...keys,
-          's',
-          cost,
-          expireMs,
-          limit,
-          elapsed / spanMs,
-          ...cells,
-        );
+      const [found, previous, ceiling] = (await place.redis.run(
+        WINDOW,
+        [this.windowKey(window), ...keys],
+        ['s', cost, expireMs, limit, elapsed / spanMs, cells],
+        GROUPED,
+      )) as Window;
       const allowed = found <= ceiling;
       // A refused request was not counted: its count is what the key had.
       const count = cost === 0 || allowed ? found : found - cost;
@@ -327,19 +326,12 @@ export class RedisRateLimiter extends EventEmitter {
     const nowTicks = Math.floor(elapsed * ticksPerMs);
     // A cost over burst can never pass: peek, as the local limiter does.
     const amount = cost > this.burst ? 0 : cost * intervalTicks;
-    const [found, , ceiling, floor] = await place
-      .grouped()
-      .hotcountWindow(
-        this.windowKey(window),
-        ...keys,
-        'g',
-        amount,
-        expireMs,
-        spanMs * ticksPerMs,
-        nowTicks,
-        horizonTicks,
-        ...cells,
-      );
+    const [found, , ceiling, floor] = (await place.redis.run(
+      WINDOW,
+      [this.windowKey(window), ...keys],
+      ['g', amount, expireMs, spanMs * ticksPerMs, nowTicks, horizonTicks, cells],
+      GROUPED,
+    )) as Window;
     let tat: number;
     let allowed: boolean;
     if (amount === 0) {

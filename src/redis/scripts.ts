@@ -10,6 +10,7 @@
  * written by the first writer; a writer with another shape gets an error, never a write), ARGV[2]
  * the amount, ARGV[3..] the key's cell per row.
  */
+import type { RedisScript } from './client.js';
 
 /**
  * The two rules over a Redis string's cells, as Lua functions: `add_cells` (plain: each cell
@@ -342,3 +343,31 @@ for first = 0, count - 1, 1000 do
 end
 return { redis.call('GET', KEYS[1]) or '', fresh }
 `;
+
+/** Every script, with its name and key count, for the seams (client.ts). */
+export const ADD: RedisScript = { name: 'hotcountAdd', lua: ADD_SCRIPT, keys: 2 };
+export const RAISE: RedisScript = { name: 'hotcountRaise', lua: RAISE_SCRIPT, keys: 2 };
+export const SHAPE: RedisScript = { name: 'hotcountShape', lua: SHAPE_SCRIPT, keys: 2 };
+export const PUSH: RedisScript = { name: 'hotcountPush', lua: PUSH_SCRIPT, keys: 3 };
+export const WINDOW_PUSH: RedisScript = {
+  name: 'hotcountPushWindow',
+  lua: WINDOW_PUSH_SCRIPT,
+  keys: 4,
+};
+export const INFLIGHT: RedisScript = { name: 'hotcountInflight', lua: INFLIGHT_SCRIPT, keys: 4 };
+export const INFLIGHT_SYNC: RedisScript = {
+  name: 'hotcountInflightSync',
+  lua: INFLIGHT_SYNC_SCRIPT,
+  keys: 4,
+};
+export const WINDOW: RedisScript = { name: 'hotcountWindow', lua: WINDOW_SCRIPT, keys: 3 };
+export const SCRIPTS: readonly RedisScript[] = [
+  ADD,
+  RAISE,
+  SHAPE,
+  PUSH,
+  WINDOW_PUSH,
+  INFLIGHT,
+  INFLIGHT_SYNC,
+  WINDOW,
+];

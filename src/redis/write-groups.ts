@@ -62,15 +62,3 @@ export class WriteGroups {
     corked.uncork();
   }
 }
-
-const groups = new WeakMap<RedisClient, WriteGroups>();
-
-/** The write groups of `redis`: one per client, shared by every structure that uses it. */
-export function writeGroupsOf(redis: RedisClient): WriteGroups {
-  let found = groups.get(redis);
-  if (found === undefined) {
-    found = new WriteGroups(redis);
-    groups.set(redis, found);
-  }
-  return found;
-}
