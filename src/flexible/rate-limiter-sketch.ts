@@ -28,6 +28,7 @@
 import flexible from 'rate-limiter-flexible';
 import {
   checkClock,
+  checkCount,
   checkOptionNames,
   ExpiringCounts,
   integerIn,
@@ -35,6 +36,7 @@ import {
   type LimitSketchOptions,
   MAX_EXPIRING_CAPACITY,
   rangeError,
+  SATURATED,
   typeError,
   UNSHARED_SKETCH_OPTION_NAMES,
 } from '../core.js';
@@ -81,8 +83,6 @@ const OPTION_NAMES = [
 ];
 /** The longest duration, in seconds: its milliseconds stay a safe integer. */
 const MAX_SECONDS = Math.floor(Number.MAX_SAFE_INTEGER / 1000);
-/** The most points a call may add: what a sketch's counter holds. */
-const MAX_POINTS = 2 ** 31 - 1;
 
 /** Seconds from 0 to MAX_SECONDS, or a TypeError or RangeError naming `name`. */
 function seconds(name: string, value: unknown): number {
@@ -91,12 +91,6 @@ function seconds(name: string, value: unknown): number {
     throw rangeError(name, `a number of seconds from 0 to ${MAX_SECONDS}`, value);
   }
   return value;
-}
-
-/** Points a call adds: an integer from 0 to 2^31 - 1, fast when valid. */
-function checkPoints(name: string, value: number): number {
-  if (typeof value === 'number' && (value & MAX_POINTS) === value) return value;
-  return integerIn(name, value, 0, MAX_POINTS);
 }
 
 /**
@@ -204,7 +198,7 @@ export class RateLimiterSketch extends RateLimiterCompatibleAbstract {
   ): Promise<RateLimiterRes> {
     let window: ReturnType<ExpiringCounts['add']>;
     try {
-      checkPoints('pointsToConsume', pointsToConsume);
+      checkCount('pointsToConsume', pointsToConsume, 0);
       window = this.counts.add(this.keyOf(key), pointsToConsume, this.durationMs(options));
     } catch (error) {
       return Promise.reject(error);
@@ -273,7 +267,7 @@ export class RateLimiterSketch extends RateLimiterCompatibleAbstract {
     secDuration?: number,
   ): Promise<RateLimiterRes> {
     try {
-      integerIn('points', points, -MAX_POINTS, MAX_POINTS);
+      integerIn('points', points, -SATURATED, SATURATED);
       const ms = secDuration === undefined ? 0 : seconds('secDuration', secDuration) * 1000;
       this.counts.set(this.keyOf(key), points, ms);
       const told = (secDuration ?? this.duration) * 1000;
@@ -322,7 +316,7 @@ export class RateLimiterSketch extends RateLimiterCompatibleAbstract {
     sign: 1 | -1,
   ): Promise<RateLimiterRes> {
     try {
-      checkPoints('points', points);
+      checkCount('points', points, 0);
       const window = this.counts.add(
         this.keyOf(key),
         sign > 0 ? points : 0 - points,
@@ -337,7 +331,7 @@ export class RateLimiterSketch extends RateLimiterCompatibleAbstract {
   /** The window a call opens, in ms: its customDuration, else the limiter's duration. */
   private durationMs(options: CallOptions | undefined): number {
     if (options === undefined || options === null || options.customDuration === undefined) {
-      return this.duration * 1000;
+      return this.msDuration;
     }
     return seconds('customDuration', options.customDuration) * 1000;
   }

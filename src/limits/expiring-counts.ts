@@ -44,6 +44,7 @@ import { integerIn } from '../errors.js';
 import type { Key } from '../hash/key-hasher.js';
 import { randomSecret } from '../hash/secret.js';
 import { CountMinSketch } from '../sketch/count-min.js';
+import { SATURATED } from '../sketch/counters.js';
 import type { SketchHasher } from '../sketch/sketch-options.js';
 import { LatestTimes } from './latest-times.js';
 import type { LimitSketchOptions } from './options.js';
@@ -88,8 +89,6 @@ const UNCERTAIN = 1;
 const LONG = 2;
 /** Points were added to the window since it was opened or filled: `recent` shows it. */
 const COUNTED = 4;
-/** The most a call counts in a sketch: what a counter holds (it saturates there). */
-const MAX_AMOUNT = 2 ** 31 - 1;
 
 /** Per-key counts that expire (see the top comment). */
 export class ExpiringCounts {
@@ -202,11 +201,7 @@ export class ExpiringCounts {
   set(key: Key, value: number, durationMs: number): CountWindow {
     const time = this.begin(key);
     const { h1, h2 } = this.hasher;
-    let slot = this.find(h1, h2);
-    if (slot < 0) slot = this.take(h1, h2, time);
-    this.open(slot, value, durationMs, time);
-    if (value > 0) this.count(slot, h1, h2, value);
-    return this.fill(slot);
+    return this.replace(this.find(h1, h2), h1, h2, value, durationMs, time);
   }
 
   /**
@@ -221,7 +216,9 @@ export class ExpiringCounts {
     const time = this.begin(key);
     const { h1, h2 } = this.hasher;
     const slot = this.find(h1, h2);
-    if (slot < 0 || (this.flags[slot] & UNCERTAIN) === 0) return this.set(key, value, durationMs);
+    if (slot < 0 || (this.flags[slot] & UNCERTAIN) === 0) {
+      return this.replace(slot, h1, h2, value, durationMs, time);
+    }
     const end = durationMs === 0 ? Number.POSITIVE_INFINITY : time + durationMs;
     if (end > this.ends[slot]) this.ends[slot] = end;
     if (value > this.values[slot]) this.values[slot] = value;
@@ -268,6 +265,21 @@ export class ExpiringCounts {
     return running;
   }
 
+  /** `set` for the key hashed to (h1, h2), in `slot` (-1: not in the table). */
+  private replace(
+    found: number,
+    h1: number,
+    h2: number,
+    value: number,
+    durationMs: number,
+    time: number,
+  ): CountWindow {
+    const slot = found >= 0 ? found : this.take(h1, h2, time);
+    this.open(slot, value, durationMs, time);
+    if (value > 0) this.count(slot, h1, h2, value);
+    return this.fill(slot);
+  }
+
   /** `slot`'s window into `window`. */
   private fill(slot: number): CountWindow {
     const window = this.window;
@@ -296,7 +308,6 @@ export class ExpiringCounts {
     this.values[slot] = this.window.value;
     this.ends[slot] = this.window.endsAt;
     this.flags[slot] = UNCERTAIN;
-    this.window.first = false;
     return true;
   }
 
@@ -336,8 +347,8 @@ export class ExpiringCounts {
    * the peer's window may be a short one that started inside this one (see `add`).
    */
   private count(slot: number, h1: number, h2: number, points: number): void {
-    // A counter holds integers up to MAX_AMOUNT (a limiter's block may hold more, or a fraction).
-    const amount = points <= MAX_AMOUNT ? Math.ceil(points) : MAX_AMOUNT;
+    // A counter holds integers up to SATURATED (a limiter's block may hold more, or a fraction).
+    const amount = points <= SATURATED ? Math.ceil(points) : SATURATED;
     this.recent?.observeHash(h1, h2, amount);
     this.flags[slot] |= COUNTED;
     if ((this.flags[slot] & LONG) !== 0) this.forever.kernel.increment(h1, h2, amount);
