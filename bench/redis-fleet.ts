@@ -26,7 +26,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * the clients sent (EVALSHA and EVAL: one per sync, the round trips).
  */
 async function commandsProcessed(server: RedisServer): Promise<{ all: number; scripts: number }> {
-  const client = server.client();
+  const client = server.ioredis();
   try {
     const all = Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1]);
     const stats = await client.info('commandstats');
@@ -103,7 +103,7 @@ async function twoProxies(server: RedisServer, log: (line: string) => void) {
     const inWindow = Math.floor(Date.now() / windowMs) === window;
     const passed = results.map((result) => result['2xx']);
     const rates = results.map((result) => result.requests.average);
-    const client = server.client();
+    const client = server.ioredis();
     const pingStarted = performance.now();
     await client.ping();
     const rttMs = performance.now() - pingStarted;

@@ -112,9 +112,9 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
   const { runs, log } = options;
   log(`  redis: a redis-server of its own; ${IN_FLIGHT} calls in flight, ${CALLS} calls per run`);
   const server = await RedisServer.start();
-  const ours = server.client();
-  const theirs = server.client();
-  const syncing = server.client();
+  const ours = server.ioredis();
+  const theirs = server.ioredis();
+  const syncing = server.ioredis();
   try {
     const keys = ipKeys(KEY_COUNT, new Prng(SEED));
     const events = uniformEvents(2_000_000, KEY_COUNT, new Prng(SEED + 30));

@@ -14,10 +14,12 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { RedisServer } from './helpers/redis.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -37,7 +39,7 @@ function checkoutFiles(folder = ''): string[] {
 const npm = (args: string[], cwd: string) =>
   execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
-test('npm pack on a clean checkout ships the build, its types and LICENSE, and no tests or benchmarks', () => {
+test('npm pack on a clean checkout ships the build, its types and LICENSE, and no tests or benchmarks', async () => {
   const work = mkdtempSync(join(tmpdir(), 'hotcount-pack-'));
   const checkout = join(work, 'checkout');
   // What a clean clone holds: no build/, no node_modules.
@@ -135,6 +137,30 @@ test('npm pack on a clean checkout ships the build, its types and LICENSE, and n
     execFileSync(bin, ['top', '--json'], { input: 'x\nx\ny\n', encoding: 'utf8' }),
     /"total": 3/,
   );
+  // hotcount/redis in a project that has node-redis and no other client (the clients are
+  // optional peers): node-redis as its user installs it, a limiter over it on a real server.
+  for (const name of ['redis', '@redis']) {
+    symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name));
+  }
+  assert.throws(() => createRequire(join(project, 'x.js')).resolve('ioredis'), /Cannot find/);
+  const server = await RedisServer.start();
+  try {
+    writeFileSync(
+      join(project, 'redis.js'),
+      "import { createClient } from 'redis';\nimport { RedisRateLimiter } from 'hotcount/redis';\n" +
+        `const redis = createClient({ socket: { host: '127.0.0.1', port: ${server.port} } });\n` +
+        'await redis.connect();\n' +
+        "const limiter = new RedisRateLimiter({ redis, name: 'pack', secret: new Uint8Array(16).fill(1), limit: 1, windowMs: 60000 });\n" +
+        "console.log((await limiter.check('a')).allowed, (await limiter.check('a')).allowed);\n" +
+        'await limiter.close();\nredis.destroy();\n',
+    );
+    assert.equal(
+      execFileSync(process.execPath, ['redis.js'], { cwd: project, encoding: 'utf8' }),
+      'true false\n',
+    );
+  } finally {
+    await server.stop();
+  }
   // The proxy forwards with undici, an optional peer dependency the install above left out:
   // one line that says what to install, exit 1, no stack trace.
   const proxy = spawnSync(bin, ['proxy', '--demo'], { encoding: 'utf8', timeout: 30_000 });

@@ -110,7 +110,8 @@ ${serverFlagsHelp()}
   --redis URL            share the limits (rate and inflight) with every proxy given the same
                          URL, limits and secret (environment HOTCOUNT_SECRET, at least 16
                          bytes): each decides in process and syncs with Redis
-                         (redis://HOST:PORT)
+                         (redis://HOST:PORT), through the client the project has: ioredis,
+                         redis (node-redis) or iovalkey
   --sync DURATION        with --redis, how often each proxy syncs (default 50ms)
   --demo                 put a built-in demo upstream behind the proxy, with example limits
   -h, --help             this help

@@ -5,28 +5,65 @@
 import type { EventEmitter } from 'node:events';
 import type { ProxyOptions } from '../proxy/limiting-proxy.js';
 import type { InflightSpec, RateLimiterSpec } from '../proxy/proxy-limit.js';
+import type { IoredisClient, NodeRedisClient, RedisClient } from '../redis/index.js';
 import { InputError, reason } from './failures.js';
 import type { ProxyRun } from './proxy-args.js';
 
+/** The client libraries `--redis` connects with, in the order it looks for them. */
+const CLIENTS = ['ioredis', 'redis', 'iovalkey'] as const;
+
+/** A connected client of the fleet's Redis, and how to close it. */
+interface FleetClient {
+  client: RedisClient;
+  /** The library's package name, for the startup lines. */
+  library: (typeof CLIENTS)[number];
+  end(): void;
+}
+
 /**
- * The fleet's Redis: a client (ioredis, an optional peer: imported only here) and makers of
- * local-first rate limiters and inflight counters named after the proxy's limits, so that
- * proxies with the same limits share them.
+ * A client of `url` made with the first client library the project has: ioredis, node-redis
+ * (`redis`) or iovalkey, all optional peers, imported only here. The connection is not waited
+ * for: a proxy starts with Redis away, and its limits decide locally until Redis answers.
+ */
+async function connectClient(url: string): Promise<FleetClient> {
+  for (const name of CLIENTS) {
+    let library: Record<string, unknown>;
+    try {
+      library = await import(name);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') continue;
+      throw new InputError(`--redis could not load ${name}: ${reason(error)}`);
+    }
+    // Their errors (Redis away) must not end the process: the structures go stale and say so.
+    if (name === 'redis') {
+      const client = (library.createClient as (options: object) => NodeRedisLike)({ url });
+      client.on('error', () => {});
+      client.connect().catch(() => {});
+      return { client, library: name, end: () => client.destroy() };
+    }
+    const Client = (name === 'ioredis' ? library.Redis : library.Valkey) as new (
+      url: string,
+    ) => IoredisLike;
+    const client = new Client(url);
+    client.on('error', () => {});
+    return { client, library: name, end: () => client.disconnect() };
+  }
+  throw new InputError(
+    '--redis needs a Redis client: npm install ioredis (or redis, node-redis; or iovalkey)',
+  );
+}
+
+type Emitter = { on(event: 'error', listener: () => void): unknown };
+type NodeRedisLike = NodeRedisClient & Emitter & { connect(): Promise<unknown>; destroy(): void };
+type IoredisLike = IoredisClient & Emitter & { disconnect(): void };
+
+/**
+ * The fleet's Redis: a client and makers of local-first rate limiters and inflight counters named
+ * after the proxy's limits, so that proxies with the same limits share them.
  */
 export async function connectFleet(fleet: NonNullable<ProxyRun['redis']>, options: ProxyOptions) {
-  let Redis: typeof import('ioredis').Redis;
-  let redis: typeof import('../redis/index.js');
-  try {
-    ({ Redis } = await import('ioredis'));
-    redis = await import('../redis/index.js');
-  } catch (error) {
-    throw new InputError(
-      `--redis needs the ioredis package (npm install ioredis): ${reason(error)}`,
-    );
-  }
-  const client = new Redis(fleet.url);
-  // The structures go stale and say so; the client's errors must not end the process.
-  client.on('error', () => {});
+  const { client, library, end } = await connectClient(fleet.url);
+  const redis = await import('../redis/index.js');
   const { width, depth, epsilon, delta } = options;
   const shape = {
     redis: client,
@@ -84,7 +121,7 @@ export async function connectFleet(fleet: NonNullable<ProxyRun['redis']>, option
       ...counters.map((counter) => counter.flush().catch(() => {})),
     ]);
     for (const counter of counters) counter.close();
-    client.disconnect();
+    end();
   };
-  return { rateLimiter, inflightCounter, close };
+  return { rateLimiter, inflightCounter, close, library };
 }

@@ -84,8 +84,10 @@ export async function runProxy(run: ProxyRun): Promise<void> {
     `hotcount proxy: ${url} -> ${run.demo ? 'the demo upstream ' : ''}${proxy.upstreamUrl}`,
     ...describeLimit(proxy),
   ];
-  if (run.redis !== null) {
-    lines.push(`  limits shared through ${run.redis.url} (sync every ${run.redis.syncMs} ms)`);
+  if (run.redis !== null && fleet !== null) {
+    lines.push(
+      `  limits shared through ${run.redis.url} (sync every ${run.redis.syncMs} ms, with ${fleet.library})`,
+    );
   }
   if (adminUrl !== null)
     lines.push(

@@ -1,20 +1,50 @@
 /**
  * The seam between the Redis layer and a client library: what every structure of this folder
- * asks of Redis, in one small interface (`RedisSeam`), and the scripts it runs. Each client
- * library has an adapter behind it (ioredis-seam.ts); seam.ts picks one by the client's shape.
- * A file of its own so that the modules that talk to Redis import it from below instead of from
- * each other.
+ * asks of Redis, in one small interface (`RedisSeam`: run a script, run a command), and the
+ * clients it takes (`RedisClient`). Each client library has an adapter behind the seam
+ * (ioredis-seam.ts, node-redis-seam.ts); seam.ts picks one by the client's shape. A file of its
+ * own so that the modules that talk to Redis import it from below instead of from each other.
+ *
+ * The seam has no connection events: the layer tells that Redis went from its calls failing or
+ * not answering within a timeout (staleness.ts), the same way with every client, and a script
+ * Redis lost in a restart is sent again by the adapter (NOSCRIPT).
+ *
+ * The client types are shapes (the methods the adapters call), not the libraries' own types, so
+ * that the published types need none of the clients installed.
  */
-import type { Cluster, Redis } from 'ioredis';
 
-/** An ioredis client (`new Redis(...)`) or cluster (`new Redis.Cluster(...)`). */
-export type RedisClient = Redis | Cluster;
+/** An ioredis (5, 6) or iovalkey client or cluster: `new Redis()`, `new Redis.Cluster()`. */
+export interface IoredisClient {
+  defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void;
+  call(command: string, ...args: (string | number | Buffer)[]): Promise<unknown>;
+}
 
-/** A Lua script the layer runs: its name (for the client's cache), source and key count. */
+/** A node-redis (5, 6) client: `createClient()`, connected. */
+export interface NodeRedisClient {
+  sendCommand(args: readonly (string | Buffer)[], options?: object): Promise<unknown>;
+  withTypeMapping(mapping: object): unknown;
+}
+
+/** A node-redis (5, 6) cluster: `createCluster()`, connected. */
+export interface NodeRedisCluster {
+  sendCommand(
+    firstKey: string | Buffer | undefined,
+    isReadonly: boolean | undefined,
+    args: readonly (string | Buffer)[],
+    options?: object,
+  ): Promise<unknown>;
+  getSlotMaster(slot: number): unknown;
+}
+
+/** The clients `hotcount/redis` takes: the user's own, as it is. */
+export type RedisClient = IoredisClient | NodeRedisClient | NodeRedisCluster;
+
+/** A Lua script the layer runs: its name (for the client's cache), source, key count and SHA-1. */
 export interface RedisScript {
   readonly name: string;
   readonly lua: string;
   readonly keys: number;
+  readonly sha: string;
 }
 
 /** An argument of a script: arrays are flattened into the command's arguments. */
@@ -32,7 +62,8 @@ export const BYTES = 2;
 export interface RedisSeam {
   /**
    * Runs `script` with `keys` and `args` (EVALSHA, and EVAL once when Redis does not have the
-   * script, as after a restart), on the node that holds the keys' slot.
+   * script, as after a restart), on the node that holds the keys' slot (they share one: every
+   * key of a structure carries its hash tag).
    */
   run(
     script: RedisScript,
@@ -40,17 +71,11 @@ export interface RedisSeam {
     args: readonly RedisArgument[],
     flags: number,
   ): Promise<unknown>;
-  /** A command on one key (BITFIELD_RO, HGET). */
+  /** A command on one key (BITFIELD_RO, HGET): integers as numbers, bulk strings as strings. */
   call(
     command: string,
     key: string,
     args: readonly (string | number)[],
     flags: number,
   ): Promise<unknown>;
-  /** A string's bytes and a hash's field, read at one moment (MULTI): null where missing. */
-  readTogether(
-    bytesKey: string,
-    hash: string,
-    field: string,
-  ): Promise<[Buffer | null, string | null]>;
 }

@@ -1,6 +1,6 @@
 /**
- * hotcount/redis: sketches in Redis, for a fleet of processes and hosts (ioredis is a peer
- * dependency of this entry point only).
+ * hotcount/redis: sketches in Redis, for a fleet of processes and hosts. It takes the client the
+ * user has (ioredis, node-redis or iovalkey: optional peer dependencies of this entry point only).
  *
  *   import { RedisCountMinSketch } from 'hotcount/redis';
  *   const sketch = new RedisCountMinSketch({ redis, name: 'requests', secret });
@@ -9,7 +9,12 @@
  * @module
  */
 
-export type { RedisClient } from './client.js';
+export type {
+  IoredisClient,
+  NodeRedisClient,
+  NodeRedisCluster,
+  RedisClient,
+} from './client.js';
 export { type LocalFirstOptions, LocalFirstSketch, type LocalFirstStatus } from './local-first.js';
 export {
   LocalFirstInflight,

@@ -4,21 +4,21 @@
  * Redis answers NOSCRIPT; a Cluster routes them by their first key's slot. Calls on a call's path
  * go out in write groups (write-groups.ts).
  */
-import type { RedisArgument, RedisClient, RedisScript, RedisSeam } from './client.js';
+import type { IoredisClient, RedisArgument, RedisScript, RedisSeam } from './client.js';
 import { BYTES, GROUPED } from './client.js';
 import { SCRIPTS } from './scripts.js';
-import { WriteGroups } from './write-groups.js';
+import { type IoredisConnection, WriteGroups } from './write-groups.js';
 
 type Command = (...args: unknown[]) => Promise<unknown>;
 
 export class IoredisSeam implements RedisSeam {
   private readonly groups: WriteGroups;
 
-  constructor(private readonly redis: RedisClient) {
+  constructor(private readonly redis: IoredisClient) {
     for (const script of SCRIPTS) {
       redis.defineCommand(script.name, { numberOfKeys: script.keys, lua: script.lua });
     }
-    this.groups = new WriteGroups(redis);
+    this.groups = new WriteGroups(redis as IoredisConnection);
   }
 
   run(
@@ -42,20 +42,5 @@ export class IoredisSeam implements RedisSeam {
   ): Promise<unknown> {
     if ((flags & GROUPED) !== 0) this.groups.next();
     return this.redis.call(command, key, ...args);
-  }
-
-  async readTogether(
-    bytesKey: string,
-    hash: string,
-    field: string,
-  ): Promise<[Buffer | null, string | null]> {
-    const [[bytesError, bytes], [fieldError, value]] = (await this.redis
-      .multi()
-      .getBuffer(bytesKey)
-      .hget(hash, field)
-      .exec()) as [[Error | null, Buffer | null], [Error | null, string | null]];
-    if (bytesError !== null) throw bytesError;
-    if (fieldError !== null) throw fieldError;
-    return [bytes, value];
   }
 }

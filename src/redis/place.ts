@@ -55,7 +55,10 @@ function checkName(name: unknown): string {
 
 /** The options every structure in Redis takes. */
 export interface PlaceOptions {
-  /** An ioredis `Redis` or `Cluster`. */
+  /**
+   * The client, as the user made it: an ioredis or iovalkey `Redis` or `Cluster`, or a
+   * node-redis `createClient()` or `createCluster()` (connected).
+   */
   redis: RedisClient;
   /** The structure's name: processes that give the same name (and secret) share it. */
   name: string;

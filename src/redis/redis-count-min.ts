@@ -28,9 +28,9 @@ import {
   secretFingerprint,
   typeError,
 } from '../core.js';
-import { GROUPED } from './client.js';
+import { BYTES, GROUPED } from './client.js';
 import { decodeCells, PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
-import { ADD, RAISE } from './scripts.js';
+import { ADD, RAISE, READ } from './scripts.js';
 
 /** Options of `new RedisCountMinSketch`: its place in Redis (PlaceOptions) and its rule. */
 export interface RedisCountMinOptions extends PlaceOptions {
@@ -141,11 +141,12 @@ export class RedisCountMinSketch {
   async toSketch(): Promise<CountMinSketch> {
     await this.checkShape();
     const size = this.width * this.depth;
-    const [stored, total] = await this.place.redis.readTogether(
-      this.keys.cells,
-      this.keys.header,
-      'total',
-    );
+    const [stored, total] = (await this.place.redis.run(
+      READ,
+      [this.keys.cells, this.keys.header],
+      [],
+      BYTES,
+    )) as [Buffer, Buffer];
     const cells = decodeCells(stored, new Int32Array(size));
     let saturated = false;
     for (let i = 0; i < size; i++) {
@@ -157,7 +158,7 @@ export class RedisCountMinSketch {
         depth: this.depth,
         conservative: this.conservative,
         saturated,
-        total: Number(total ?? 0),
+        total: Number(total.toString()),
         fingerprint: secretFingerprint(this.place.secret),
       },
       cells,

@@ -10,6 +10,7 @@
  * written by the first writer; a writer with another shape gets an error, never a write), ARGV[2]
  * the amount, ARGV[3..] the key's cell per row.
  */
+import { createHash } from 'node:crypto';
 import type { RedisScript } from './client.js';
 
 /**
@@ -344,23 +345,30 @@ end
 return { redis.call('GET', KEYS[1]) or '', fresh }
 `;
 
-/** Every script, with its name and key count, for the seams (client.ts). */
-export const ADD: RedisScript = { name: 'hotcountAdd', lua: ADD_SCRIPT, keys: 2 };
-export const RAISE: RedisScript = { name: 'hotcountRaise', lua: RAISE_SCRIPT, keys: 2 };
-export const SHAPE: RedisScript = { name: 'hotcountShape', lua: SHAPE_SCRIPT, keys: 2 };
-export const PUSH: RedisScript = { name: 'hotcountPush', lua: PUSH_SCRIPT, keys: 3 };
-export const WINDOW_PUSH: RedisScript = {
-  name: 'hotcountPushWindow',
-  lua: WINDOW_PUSH_SCRIPT,
-  keys: 4,
-};
-export const INFLIGHT: RedisScript = { name: 'hotcountInflight', lua: INFLIGHT_SCRIPT, keys: 4 };
-export const INFLIGHT_SYNC: RedisScript = {
-  name: 'hotcountInflightSync',
-  lua: INFLIGHT_SYNC_SCRIPT,
-  keys: 4,
-};
-export const WINDOW: RedisScript = { name: 'hotcountWindow', lua: WINDOW_SCRIPT, keys: 3 };
+/**
+ * A structure's cells and total at one moment (redis-count-min.ts, `toSketch`): KEYS[1] the
+ * cells, KEYS[2] the header. Returns { the cells, the whole string; the total }. A script rather
+ * than MULTI so that every client runs it the same way (client.ts).
+ */
+export const READ_SCRIPT = `
+return { redis.call('GET', KEYS[1]) or '', redis.call('HGET', KEYS[2], 'total') or '0' }
+`;
+
+/** A script for the seams (client.ts): its SHA-1 is what EVALSHA names it by. */
+function script(name: string, lua: string, keys: number): RedisScript {
+  return { name, lua, keys, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
+export const ADD = script('hotcountAdd', ADD_SCRIPT, 2);
+export const RAISE = script('hotcountRaise', RAISE_SCRIPT, 2);
+export const SHAPE = script('hotcountShape', SHAPE_SCRIPT, 2);
+export const PUSH = script('hotcountPush', PUSH_SCRIPT, 3);
+export const WINDOW_PUSH = script('hotcountPushWindow', WINDOW_PUSH_SCRIPT, 4);
+export const INFLIGHT = script('hotcountInflight', INFLIGHT_SCRIPT, 4);
+export const INFLIGHT_SYNC = script('hotcountInflightSync', INFLIGHT_SYNC_SCRIPT, 4);
+export const WINDOW = script('hotcountWindow', WINDOW_SCRIPT, 3);
+export const READ = script('hotcountRead', READ_SCRIPT, 2);
+/** Every script, for the seams that define them up front (ioredis-seam.ts). */
 export const SCRIPTS: readonly RedisScript[] = [
   ADD,
   RAISE,
@@ -370,4 +378,5 @@ export const SCRIPTS: readonly RedisScript[] = [
   INFLIGHT,
   INFLIGHT_SYNC,
   WINDOW,
+  READ,
 ];

@@ -4,21 +4,31 @@
  * structure that uses it (the scripts are defined once, the writes grouped across structures).
  */
 import { typeError } from '../core.js';
-import type { RedisClient, RedisSeam } from './client.js';
+import type { IoredisClient, NodeRedisClient, NodeRedisCluster, RedisSeam } from './client.js';
 import { IoredisSeam } from './ioredis-seam.js';
+import { NodeRedisSeam } from './node-redis-seam.js';
 
 const seams = new WeakMap<object, RedisSeam>();
 
 /** The clients the layer takes, for error messages. */
-const ACCEPTED = 'an ioredis Redis or Cluster';
+const ACCEPTED =
+  'an ioredis or iovalkey Redis or Cluster, or a node-redis client (createClient) or cluster (createCluster)';
+
+function has(client: object, method: string): boolean {
+  return typeof (client as Record<string, unknown>)[method] === 'function';
+}
 
 /** The seam of `client`, or a TypeError naming `name` and what it accepts. */
 export function seamOf(name: string, client: unknown): RedisSeam {
   if (client === null || typeof client !== 'object') throw typeError(name, ACCEPTED, client);
   let seam = seams.get(client);
   if (seam !== undefined) return seam;
-  if (typeof (client as { defineCommand?: unknown }).defineCommand === 'function') {
-    seam = new IoredisSeam(client as RedisClient);
+  if (has(client, 'defineCommand') && has(client, 'call')) {
+    seam = new IoredisSeam(client as IoredisClient);
+  } else if (has(client, 'sendCommand') && has(client, 'getSlotMaster')) {
+    seam = NodeRedisSeam.ofCluster(client as NodeRedisCluster);
+  } else if (has(client, 'sendCommand') && has(client, 'withTypeMapping')) {
+    seam = NodeRedisSeam.ofClient(client as NodeRedisClient);
   } else {
     throw typeError(name, ACCEPTED, client);
   }

@@ -18,7 +18,13 @@
  * commands itself.
  */
 import type { Writable } from 'node:stream';
-import type { RedisClient } from './client.js';
+
+/** What this file reads of an ioredis client: whether it is a Cluster, its status, its socket. */
+export interface IoredisConnection {
+  readonly isCluster?: boolean;
+  readonly status?: string;
+  readonly stream?: Writable;
+}
 
 const GROUP = 16;
 
@@ -28,7 +34,7 @@ export class WriteGroups {
   private written = 0;
   private readonly endOfTick = () => this.flush();
 
-  constructor(private readonly redis: RedisClient) {}
+  constructor(private readonly redis: IoredisConnection) {}
 
   /** Call right before sending a command: it goes out with its group. */
   next(): void {
@@ -46,7 +52,7 @@ export class WriteGroups {
     }
     const redis = this.redis;
     if (redis.isCluster || redis.status !== 'ready') return;
-    const socket = (redis as { stream?: Writable }).stream;
+    const socket = redis.stream;
     if (socket === undefined || !socket.writable) return;
     socket.cork();
     this.corked = socket;

@@ -20,7 +20,7 @@ before(async () => {
   server = await RedisServer.start();
   // Without the offline queue a command fails at once while Redis is away, as the peer's guide
   // asks of a client with an insurance limiter.
-  client = server.client({ enableOfflineQueue: false });
+  client = server.ioredis({ enableOfflineQueue: false });
   await until(() => client.status === 'ready', 'the client to connect');
 });
 

@@ -9,7 +9,22 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import {
+  type ClientBehaviour,
+  closeClient,
+  connectClient,
+  connectCluster,
+  type TestClient,
+} from './redis-clients.js';
+
+export {
+  clientKind,
+  closeClient,
+  fleetChild,
+  isReady,
+  type TestClient,
+} from './redis-clients.js';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -22,44 +37,33 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * One redis-server for a test file's tests, with `count` clients: started before the first test,
+ * One redis-server for a test file's tests, with `count` clients of this run's kind (and an
+ * ioredis `inspector` for the tests' own reads of what Redis holds): started before the first test,
  * stopped after the last. Read its fields inside the tests (they are set by then).
  */
-export function redisForFile(count: number): { server: RedisServer; clients: Redis[] } {
-  const fixture = { clients: [] as Redis[] } as { server: RedisServer; clients: Redis[] };
+export function redisForFile(count: number): {
+  server: RedisServer;
+  clients: TestClient[];
+  inspector: Redis;
+} {
+  const fixture = { clients: [] as TestClient[] } as {
+    server: RedisServer;
+    clients: TestClient[];
+    inspector: Redis;
+  };
   before(async () => {
     fixture.server = await RedisServer.start();
-    fixture.clients = Array.from({ length: count }, () => fixture.server.client());
+    fixture.clients = await Promise.all(
+      Array.from({ length: count }, () => fixture.server.client()),
+    );
+    fixture.inspector = fixture.server.ioredis();
   });
   after(async () => {
-    for (const client of fixture.clients) client.disconnect();
+    for (const client of fixture.clients) closeClient(client);
+    fixture.inspector.disconnect();
     await fixture.server.stop();
   });
   return fixture;
-}
-
-/**
- * Another process of the fleet, for the tests that kill one: a node child that runs `body`
- * (ES module code, with `redis` an ioredis client of the server on `port` and `hotcount` the
- * hotcount/redis module) and prints 'held'. Resolves once it has; the caller kills it.
- */
-export async function fleetChild(port: number, body: string): Promise<ChildProcess> {
-  const module = new URL('../../src/redis/index.js', import.meta.url).href;
-  const child = spawn(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `import { Redis } from 'ioredis';
-       import * as hotcount from ${JSON.stringify(module)};
-       const redis = new Redis(${port}, '127.0.0.1');
-       ${body}
-       console.log('held');`,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: new URL('../../..', import.meta.url).pathname },
-  );
-  await once(child.stdout as NodeJS.ReadableStream, 'data');
-  return child;
 }
 
 /** Calls `attempt` until it resolves (Redis coming back), polling; the last error if never. */
@@ -101,8 +105,17 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** A client of this server, with ioredis options; the caller disconnects it. */
-  client(options: RedisOptions = {}): Redis {
+  /** A client of this run's kind (redis-clients.ts), ready; the caller closes it (closeClient). */
+  client(behaviour: ClientBehaviour = {}): Promise<TestClient> {
+    return connectClient(this.port, behaviour);
+  }
+
+  /**
+   * An ioredis client, whatever the run's kind: for a test's own reads of what Redis holds (so
+   * that what it checks does not depend on the client under test), and for the peers that take
+   * only ioredis. The caller disconnects it.
+   */
+  ioredis(options: RedisOptions = {}): Redis {
     return new Redis(this.port, '127.0.0.1', { maxRetriesPerRequest: 1, ...options });
   }
 
@@ -176,7 +189,7 @@ export class RedisCluster {
     }
     const cluster = new RedisCluster(servers);
     // The slots are assigned at once; the nodes agree on them a moment later.
-    const client = cluster.client();
+    const client = servers[0].ioredis();
     try {
       for (let tries = 0; ; tries++) {
         const info = (await client.cluster('INFO')) as string;
@@ -190,12 +203,9 @@ export class RedisCluster {
     return cluster;
   }
 
-  /** A Cluster client; the caller disconnects it. */
-  client(): Cluster {
-    return new Cluster(
-      this.servers.map((server) => ({ host: '127.0.0.1', port: server.port })),
-      { redisOptions: { maxRetriesPerRequest: 1 } },
-    );
+  /** A cluster client of this run's kind, ready; the caller closes it (closeClient). */
+  client(): Promise<TestClient> {
+    return connectCluster(this.servers.map((server) => server.port));
   }
 
   async stop(): Promise<void> {

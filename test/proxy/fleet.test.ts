@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { listen } from '../helpers/http.js';
 import { runProxy, startProxy } from '../helpers/proxy-cli.js';
 import { RedisServer } from '../helpers/redis.js';
@@ -21,6 +22,12 @@ function get(url: string, headers: Record<string, string>): Promise<number> {
 }
 
 const env = { ...process.env, HOTCOUNT_SECRET: 'the fleet shares this secret' };
+/** The proxy's environment in a project that has not installed the client libraries `hidden`. */
+const without = (...hidden: string[]) => ({
+  ...env,
+  NODE_OPTIONS: `--import ${fileURLToPath(new URL('../helpers/hide-modules.js', import.meta.url))}`,
+  HOTCOUNT_HIDE_MODULES: hidden.join(','),
+});
 
 test('--redis needs the fleet secret, refuses gcra, and names a bad URL', () => {
   const bare = { ...process.env };
@@ -38,9 +45,15 @@ test('--redis needs the fleet secret, refuses gcra, and names a bad URL', () => 
   const long = runProxy([...args, '--redis', 'redis://127.0.0.1:1', '--sync', '2h'], env);
   assert.equal(long.status, 2);
   assert.match(long.stderr, /--sync must be at most 1h/);
+  const none = runProxy(
+    [...args, '--redis', 'redis://127.0.0.1:1'],
+    without('ioredis', 'redis', 'iovalkey'),
+  );
+  assert.equal(none.status, 1);
+  assert.match(none.stderr, /--redis needs a Redis client: npm install ioredis \(or redis/);
 });
 
-test('two proxies with --redis hold one global limit per key, within the stated overshoot bound', async (t) => {
+test('two proxies with --redis, one through ioredis and one through node-redis, hold one global limit per key, within the stated overshoot bound', async (t) => {
   const redis = await RedisServer.start();
   const upstream = await listen((_req, res) => res.end('ok'));
   const limit = 40;
@@ -60,8 +73,11 @@ test('two proxies with --redis hold one global limit per key, within the stated 
     '--sync',
     `${syncMs}ms`,
   ];
-  const proxies = [await startProxy(args, env), await startProxy(args, env)];
-  const client = redis.client();
+  // A fleet of mixed clients: the second proxy's project has node-redis and no ioredis.
+  const proxies = [await startProxy(args, env), await startProxy(args, without('ioredis'))];
+  assert.match(proxies[0].out(), /limits shared through \S+ \(sync every 50 ms, with ioredis\)/);
+  assert.match(proxies[1].out(), /limits shared through \S+ \(sync every 50 ms, with redis\)/);
+  const client = redis.ioredis();
   try {
     // One aligned window for the whole run: start just after a boundary.
     while (Date.now() % windowMs > 100) await sleep(10);

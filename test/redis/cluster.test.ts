@@ -3,13 +3,14 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { CountMinSketch, RateLimiter } from '../../src/index.js';
 import { RedisCountMinSketch, RedisInflight, RedisRateLimiter } from '../../src/redis/index.js';
-import { RedisCluster, retried } from '../helpers/redis.js';
+import { closeClient, RedisCluster, retried } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(47);
 
 test('a 3-master Redis Cluster carries several sketches, each in one slot, equal to local ones', async () => {
   const cluster = await RedisCluster.start(3);
-  const client = cluster.client();
+  const client = await cluster.client();
+  const inspector = cluster.servers[0].ioredis();
   try {
     const names = Array.from({ length: 8 }, (_, i) => `cluster-sketch-${i}`);
     const slots = new Set<number>();
@@ -34,7 +35,7 @@ test('a 3-master Redis Cluster carries several sketches, each in one slot, equal
       assert.deepEqual((await remote.toSketch()).toBytes(), local.toBytes(), name);
       const [cellsSlot, headerSlot] = await Promise.all(
         [remote.keys.cells, remote.keys.header].map(
-          (key) => client.cluster('KEYSLOT', key) as Promise<number>,
+          (key) => inspector.cluster('KEYSLOT', key) as Promise<number>,
         ),
       );
       assert.equal(cellsSlot, headerSlot, 'one hash tag, one slot');
@@ -42,15 +43,18 @@ test('a 3-master Redis Cluster carries several sketches, each in one slot, equal
     }
     assert.ok(slots.size > 1, 'the sketches spread over the cluster');
   } finally {
-    client.disconnect();
+    closeClient(client);
+    inspector.disconnect();
     await cluster.stop();
   }
 });
 
 test('on a Cluster, limiters and inflight work in their slots; a master killed: its limiter goes stale and keeps deciding, the others go on, and it syncs again on restart', async () => {
   const cluster = await RedisCluster.start(3);
-  const client = cluster.client();
+  const client = await cluster.client();
   client.on('error', () => {});
+  const inspector = cluster.servers[0].ioredis();
+  inspector.on('error', () => {});
   try {
     let now = 1_700_000_000_000;
     const clock = () => now;
@@ -74,7 +78,7 @@ test('on a Cluster, limiters and inflight work in their slots; a master killed: 
     inflight.close();
 
     // Local-first limiters spread over the masters; find one whose slot a master holds alone.
-    const slotsOwners = (await client.cluster('SLOTS')) as unknown as [
+    const slotsOwners = (await inspector.cluster('SLOTS')) as unknown as [
       number,
       number,
       [string, number],
@@ -92,7 +96,7 @@ test('on a Cluster, limiters and inflight work in their slots; a master killed: 
           localFirst: { syncMs: 3_600_000 },
           timeoutMs: 300,
         });
-        const slot = (await client.cluster('KEYSLOT', `hotcount:{${name}}:x`)) as number;
+        const slot = (await inspector.cluster('KEYSLOT', `hotcount:{${name}}:x`)) as number;
         return { limiter, port: portOf(slot) };
       }),
     );
@@ -127,7 +131,8 @@ test('on a Cluster, limiters and inflight work in their slots; a master killed: 
     }
     await Promise.all(limiters.map(({ limiter }) => limiter.close()));
   } finally {
-    client.disconnect();
+    closeClient(client);
+    inspector.disconnect();
     await cluster.stop();
   }
 });

@@ -4,24 +4,28 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { CountMinSketch } from '../../src/index.js';
 import { RedisCountMinSketch } from '../../src/redis/index.js';
-import { RedisServer } from '../helpers/redis.js';
+import { closeClient, RedisServer, type TestClient } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(46);
 let server: RedisServer;
-let redis: Redis;
-let other: Redis;
+let redis: TestClient;
+let other: TestClient;
+/** The tests' own reads of what Redis holds. */
+let inspector: Redis;
 let sketches = 0;
 const fresh = () => `test-${process.pid}-${sketches++}`;
 
 before(async () => {
   server = await RedisServer.start();
-  redis = server.client();
-  other = server.client();
+  redis = await server.client();
+  other = await server.client();
+  inspector = server.ioredis();
 });
 
 after(async () => {
-  redis.disconnect();
-  other.disconnect();
+  closeClient(redis);
+  closeClient(other);
+  inspector.disconnect();
   await server.stop();
 });
 
@@ -99,8 +103,8 @@ test('one Redis string per sketch, under a hash tag; memory is the cells, whatev
   assert.deepEqual(await Promise.all(pipeline), expected);
   assert.deepEqual((await sketch.toSketch()).toBytes(), local.toBytes());
   assert.equal(await sketch.total, 5000);
-  assert.ok((await redis.strlen(sketch.keys.cells)) <= 1024 * 4 * 4);
-  assert.deepEqual((await redis.keys(`hotcount:{${name}}:*`)).sort(), [
+  assert.ok((await inspector.strlen(sketch.keys.cells)) <= 1024 * 4 * 4);
+  assert.deepEqual((await inspector.keys(`hotcount:{${name}}:*`)).sort(), [
     sketch.keys.cells,
     sketch.keys.header,
   ]);
@@ -110,7 +114,7 @@ test('another shape or another secret under the same name is refused, and nothin
   const name = fresh();
   const first = new RedisCountMinSketch({ redis, name, secret, width: 64, depth: 2 });
   await first.increment('a', 3);
-  const before = await redis.getBuffer(first.keys.cells);
+  const before = await inspector.getBuffer(first.keys.cells);
   const wider = new RedisCountMinSketch({ redis: other, name, secret, width: 128, depth: 2 });
   await assert.rejects(wider.increment('a'), {
     name: 'RangeError',
@@ -137,9 +141,9 @@ test('another shape or another secret under the same name is refused, and nothin
     name: 'RangeError',
     message: /conservative/,
   });
-  assert.deepEqual(await redis.getBuffer(first.keys.cells), before);
+  assert.deepEqual(await inspector.getBuffer(first.keys.cells), before);
   assert.equal(await first.estimate('a'), 3);
-  const header = await redis.hgetall(first.keys.header);
+  const header = await inspector.hgetall(first.keys.header);
   assert.ok(
     !Object.values(header).some((value) => value.includes(Buffer.from(secret).toString('hex'))),
   );

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import type { InflightGuard } from '../../src/index.js';
 import { LocalFirstInflight } from '../../src/redis/index.js';
-import { fleetChild, RedisServer, redisForFile } from '../helpers/redis.js';
+import { closeClient, fleetChild, RedisServer, redisForFile } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(52);
 const fixture = redisForFile(2);
@@ -62,9 +62,8 @@ test('property: after every process syncs, each sees the fleet holding exactly w
 
 test('tryAcquire decides in process over the fleet as of the last sync; Redis gone, it goes on and says stale', async () => {
   const own = await RedisServer.start();
-  const redis = own.client({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  const redis = await own.client({ failWhenDown: true });
   redis.on('error', () => {});
-  if (redis.status !== 'ready') await once(redis, 'ready');
   const name = `gate-${process.pid}`;
   const a = new LocalFirstInflight({ redis, name, ...options, timeoutMs: 300 });
   const b = new LocalFirstInflight({ redis, name, ...options, timeoutMs: 300 });
@@ -87,7 +86,7 @@ test('tryAcquire decides in process over the fleet as of the last sync; Redis go
   } finally {
     a.close();
     b.close();
-    redis.disconnect();
+    closeClient(redis);
     await own.stop();
   }
 });

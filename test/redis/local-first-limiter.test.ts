@@ -3,11 +3,11 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { RedisRateLimiter } from '../../src/redis/index.js';
-import { RedisServer, redisForFile } from '../helpers/redis.js';
+import { closeClient, isReady, RedisServer, redisForFile } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const secret = new Uint8Array(16).fill(50);
-const fixture = redisForFile(3);
+const fixture = redisForFile(2);
 let names = 0;
 
 test('local-first: checks never touch Redis; a fleet that syncs between checks keeps every key within limit per aligned window', async () => {
@@ -67,7 +67,7 @@ test('local-first: thousands of checks, no Redis command until the sync; one syn
     localFirst: { syncMs: 3_600_000 },
   });
   const stats = async () =>
-    Number(/total_commands_processed:(\d+)/.exec(await fixture.clients[2].info('stats'))?.[1]);
+    Number(/total_commands_processed:(\d+)/.exec(await fixture.inspector.info('stats'))?.[1]);
   const first = await stats();
   for (let i = 0; i < 5000; i++)
     assert.equal(limiter.checkLocal(`client-${i % 100}`).allowed, true);
@@ -89,9 +89,8 @@ test('local-first: thousands of checks, no Redis command until the sync; one syn
 
 test('local-first with Redis gone: checks answer at once, never throw; stale, the event, the policy; counts reach Redis once it is back', async () => {
   const own = await RedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
-  const redis = own.client({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  const redis = await own.client({ failWhenDown: true });
   redis.on('error', () => {});
-  if (redis.status !== 'ready') await once(redis, 'ready');
   const options = {
     secret,
     width: 64,
@@ -121,7 +120,7 @@ test('local-first with Redis gone: checks answer at once, never throw; stale, th
     assert.equal(closed.checkLocal('fresh').allowed, false);
     assert.equal(open.checkLocal('hot', 100).allowed, true);
     await own.restart();
-    await until(() => redis.status === 'ready', 'the client to reconnect');
+    await until(() => isReady(redis), 'the client to reconnect');
     const synced = once(local, 'sync');
     await local.flush();
     await synced;
@@ -135,7 +134,7 @@ test('local-first with Redis gone: checks answer at once, never throw; stale, th
     assert.equal((await reader.check('fresh', 0)).remaining, 1000);
   } finally {
     await Promise.all([local, closed, open].map((l) => l.close().catch(() => {})));
-    redis.disconnect();
+    closeClient(redis);
     await own.stop();
   }
 });

@@ -1,22 +1,23 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
+import type { Redis } from 'ioredis';
 import { CountMinSketch } from '../../src/index.js';
 import { LocalFirstSketch, RedisCountMinSketch } from '../../src/redis/index.js';
-import { RedisServer, retried } from '../helpers/redis.js';
+import { closeClient, RedisServer, retried } from '../helpers/redis.js';
 
 const secret = new Uint8Array(16).fill(48);
 const shape = { secret, width: 64, depth: 3 };
 
 /** The calls of one command Redis has run, from INFO commandstats. */
-async function calls(redis: ReturnType<RedisServer['client']>, command: string): Promise<number> {
+async function calls(redis: Redis, command: string): Promise<number> {
   const info = await redis.info('commandstats');
   return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
 }
 
-/** The bytes of the sketch `name` as Redis holds it, read by a client of its own. */
+/** The bytes of the sketch `name` as Redis holds it, read by a client of its own (ioredis). */
 async function storedBytes(server: RedisServer, name: string, dims = shape): Promise<Uint8Array> {
-  const reader = server.client();
+  const reader = server.ioredis();
   try {
     return (await new RedisCountMinSketch({ redis: reader, name, ...dims }).toSketch()).toBytes();
   } finally {
@@ -26,14 +27,15 @@ async function storedBytes(server: RedisServer, name: string, dims = shape): Pro
 
 test('local-first: the hot path stays in process; after a sync Redis holds the counts of every process', async () => {
   const server = await RedisServer.start();
-  const clients = [server.client(), server.client(), server.client()];
+  const clients = await Promise.all([server.client(), server.client(), server.client()]);
+  const inspector = server.ioredis();
   try {
     const name = 'local-first-fleet';
     const processes = clients
       .slice(0, 2)
       .map((redis) => new LocalFirstSketch({ redis, name, ...shape, syncMs: 3_600_000 }));
     const local = new CountMinSketch({ ...shape, engine: 'js' });
-    const before = (await calls(clients[2], 'evalsha')) + (await calls(clients[2], 'eval'));
+    const before = (await calls(inspector, 'evalsha')) + (await calls(inspector, 'eval'));
     for (let i = 0; i < 5000; i++) {
       const key = `client-${i % 300}`;
       const by = 1 + (i % 4);
@@ -44,7 +46,7 @@ test('local-first: the hot path stays in process; after a sync Redis holds the c
       // The answer is the process's own view at once: what it reads back without Redis.
       assert.equal(answer, process.estimate(key));
     }
-    const after = (await calls(clients[2], 'evalsha')) + (await calls(clients[2], 'eval'));
+    const after = (await calls(inspector, 'evalsha')) + (await calls(inspector, 'eval'));
     assert.equal(after, before, '5000 updates, no Redis command');
     await Promise.all(processes.map((p) => p.flush()));
     await processes[0].flush(); // pulls what the other pushed
@@ -55,20 +57,16 @@ test('local-first: the hot path stays in process; after a sync Redis holds the c
     assert.equal(processes[0].status.stale, false);
     await Promise.all(processes.map((p) => p.close()));
   } finally {
-    for (const client of clients) client.disconnect();
+    for (const client of clients) closeClient(client);
+    inspector.disconnect();
     await server.stop();
   }
 });
 
 test('Redis killed and restarted (AOF, fsync always): nothing counted is lost, nothing blocks or throws', async () => {
   const server = await RedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
-  const redis = server.client({
-    maxRetriesPerRequest: 0,
-    commandTimeout: 300,
-    enableOfflineQueue: false,
-  });
+  const redis = await server.client({ failWhenDown: true, commandTimeoutMs: 300 });
   redis.on('error', () => {});
-  if (redis.status !== 'ready') await once(redis, 'ready');
   const sketch = new LocalFirstSketch({ redis, name: 'survives', ...shape, syncMs: 3_600_000 });
   const local = new CountMinSketch({ ...shape, engine: 'js' });
   const count = (n: number, from: number) => {
@@ -95,14 +93,14 @@ test('Redis killed and restarted (AOF, fsync always): nothing counted is lost, n
     assert.deepEqual(await storedBytes(server, 'survives'), local.toBytes());
   } finally {
     await sketch.close().catch(() => {});
-    redis.disconnect();
+    closeClient(redis);
     await server.stop();
   }
 });
 
 test('SIGSTOP past every timeout, then SIGCONT: a push whose reply was lost is applied once', async () => {
   const server = await RedisServer.start();
-  const redis = server.client({ commandTimeout: 200 });
+  const redis = await server.client({ commandTimeoutMs: 200 });
   redis.on('error', () => {});
   const sketch = new LocalFirstSketch({ redis, name: 'paused', ...shape, syncMs: 3_600_000 });
   const local = new CountMinSketch({ ...shape, engine: 'js' });
@@ -121,14 +119,14 @@ test('SIGSTOP past every timeout, then SIGCONT: a push whose reply was lost is a
   } finally {
     server.signal('SIGCONT');
     await sketch.close().catch(() => {});
-    redis.disconnect();
+    closeClient(redis);
     await server.stop();
   }
 });
 
 test('Redis paused, a client with no timeout of its own: the sketch gives up after timeoutMs, goes stale, and syncs exactly once after', async () => {
   const server = await RedisServer.start();
-  const redis = server.client({ maxRetriesPerRequest: null });
+  const redis = await server.client({ waitForever: true });
   redis.on('error', () => {});
   const sketch = new LocalFirstSketch({
     redis,
@@ -165,14 +163,14 @@ test('Redis paused, a client with no timeout of its own: the sketch gives up aft
   } finally {
     server.signal('SIGCONT');
     await sketch.close().catch(() => {});
-    redis.disconnect();
+    closeClient(redis);
     await server.stop();
   }
 });
 
 test('a push of more cells than one script call can unpack at once goes in chunks, whole', async () => {
   const server = await RedisServer.start();
-  const redis = server.client();
+  const redis = await server.client();
   const wide = { secret, width: 2048, depth: 4 };
   const sketch = new LocalFirstSketch({ redis, name: 'wide', ...wide, syncMs: 3_600_000 });
   const local = new CountMinSketch({ ...wide, engine: 'js' });
@@ -185,14 +183,14 @@ test('a push of more cells than one script call can unpack at once goes in chunk
     assert.deepEqual(await storedBytes(server, 'wide', wide), local.toBytes());
   } finally {
     await sketch.close();
-    redis.disconnect();
+    closeClient(redis);
     await server.stop();
   }
 });
 
 test('a local-first sketch of another shape under the same name is refused with a RangeError, nothing written', async () => {
   const server = await RedisServer.start();
-  const redis = server.client();
+  const redis = await server.client();
   const first = new LocalFirstSketch({ redis, name: 'shaped', ...shape, syncMs: 3_600_000 });
   const other = new LocalFirstSketch({
     redis,
@@ -215,7 +213,7 @@ test('a local-first sketch of another shape under the same name is refused with 
     assert.equal(first.estimate('a'), 1, 'nothing of the refused push reached Redis');
   } finally {
     await first.close();
-    redis.disconnect();
+    closeClient(redis);
     await server.stop();
   }
 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { RateLimiter } from '../../src/index.js';
 import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/redis/index.js';
-import { RedisServer, redisForFile } from '../helpers/redis.js';
+import { closeClient, RedisServer, redisForFile } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const secret = new Uint8Array(16).fill(49);
@@ -76,11 +76,11 @@ test('Redis holds two windows of cells per limiter, expiring, whatever the numbe
     depth: 4,
   });
   await Promise.all(Array.from({ length: 3000 }, (_, i) => limiter.check(`client-${i}`)));
-  const keys = await fixture.clients[0].keys(`hotcount:{windows-${process.pid}}:*`);
+  const keys = await fixture.inspector.keys(`hotcount:{windows-${process.pid}}:*`);
   assert.ok(keys.length <= 3, keys.join(' '));
   const window = keys.find((key) => key.includes(':w:')) as string;
-  assert.ok((await fixture.clients[0].strlen(window)) <= 256 * 4 * 4);
-  const ttl = await fixture.clients[0].pttl(window);
+  assert.ok((await fixture.inspector.strlen(window)) <= 256 * 4 * 4);
+  const ttl = await fixture.inspector.pttl(window);
   assert.ok(ttl > 0 && ttl <= 120_000, `ttl ${ttl}`);
 });
 
@@ -155,7 +155,7 @@ test('Redis gone, direct mode: checks resolve by the policy within timeoutMs, on
   const own = await RedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
   // A client that queues commands while it reconnects (ioredis's default): the case that hangs
   // other limiters.
-  const redis = own.client({ maxRetriesPerRequest: null });
+  const redis = await own.client({ waitForever: true });
   redis.on('error', () => {});
   const options = { redis, secret, limit: 3, windowMs: 3_600_000, timeoutMs: 200 };
   const local = new RedisRateLimiter({ name: 'gone', ...options });
@@ -191,7 +191,7 @@ test('Redis gone, direct mode: checks resolve by the policy within timeoutMs, on
     // have run on reconnecting, and count too: more, never less.
     assert.ok((await local.check('a', 0)).remaining <= 2, 'Redis kept its own count of a');
   } finally {
-    redis.disconnect();
+    closeClient(redis);
     await own.stop();
   }
 });
