@@ -1,8 +1,9 @@
 /**
- * Limits in Redis (issue 13), against a redis-server this suite starts on a free loopback port
- * (Debian's, as the tests do), both limiters on the same server through one ioredis client each:
+ * Limits in Redis (issues 13 and 38), against a redis-server this suite starts on a free loopback
+ * port (Debian's, as the tests do), both limiters on the same server through clients of their own:
  *
- * - calls per second: `RedisRateLimiter.check` against rate-limiter-flexible's
+ * - calls per second, with each client library (ioredis 5 and 6, node-redis, iovalkey; both
+ *   limiters on the same library): `RedisRateLimiter.check` against rate-limiter-flexible's
  *   `RateLimiterRedis.consume`, 64 calls in flight (a server's concurrent requests), over the
  *   seed workload's 1M client addresses drawn uniformly; runs alternate, 5 rounds.
  * - Redis memory: `used_memory` on a flushed server, after 100k and after 1M distinct clients,
@@ -17,6 +18,12 @@ import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { RateLimiter } from '../src/index.js';
 import { RedisRateLimiter } from '../src/redis/index.js';
 import { RedisServer } from '../test/helpers/redis.js';
+import {
+  type ClientKind,
+  closeClient,
+  connectClient,
+  type TestClient,
+} from '../test/helpers/redis-clients.js';
 import {
   type BenchOptions,
   formatBytes,
@@ -103,6 +110,115 @@ function localFirstRow(
   return { row, checkLocalNs: median(first) };
 }
 
+/** The clients the speed rows run with (test/helpers/redis-clients.ts's kinds). */
+const BENCH_CLIENTS: readonly ClientKind[] = ['ioredis', 'ioredis6', 'node-redis', 'iovalkey'];
+
+/** What each client's rows drive: the keys, the events, the secret, where to start in them. */
+interface Workload {
+  keys: string[];
+  events: Int32Array;
+  secret: Uint8Array;
+  offset: number;
+  options: BenchOptions;
+}
+
+/**
+ * 13.1 and 13.4 with one client library: RedisRateLimiter.check, then the local-first check,
+ * each against RateLimiterRedis.consume on the same library (three clients of it: ours, the
+ * peer's, the local-first limiter's syncs), in rotations of their own.
+ */
+async function clientRows(
+  kind: ClientKind,
+  [ours, theirs, syncing]: TestClient[],
+  { keys, events, secret, offset: from, options }: Workload,
+): Promise<{ rows: Row[]; peerNs: number[] }> {
+  const { runs, log } = options;
+  log(`  redis: with ${kind}`);
+  const hotcount = new RedisRateLimiter({
+    redis: ours,
+    name: `bench-${kind}`,
+    secret,
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+  });
+  // rate-limiter-flexible tells ioredis from node-redis by an option, not by shape.
+  const nodeRedis = kind.startsWith('node-redis');
+  const peer = new RateLimiterRedis({
+    storeClient: theirs,
+    points: LIMIT,
+    duration: WINDOW_MS / 1000,
+    keyPrefix: `bench-peer-${kind}`,
+    ...(nodeRedis ? { useRedisPackage: true } : {}),
+  });
+  let offset = from;
+  const competitor = (name: string, call: Call, settle?: () => Promise<void>) => ({
+    name,
+    run: async (count: number) => {
+      const ns = await drive(call, keys, events, offset, count);
+      offset += count;
+      await settle?.();
+      return ns;
+    },
+  });
+  const against = competitor('RateLimiterRedis.consume', (key) => peer.consume(key));
+  // 13.1 first, with nothing else talking to Redis.
+  const results = await rotateAsync(
+    [competitor('RedisRateLimiter.check', (key) => hotcount.check(key)), against],
+    { operations: CALLS, warmupOperations: 5_000, runs, log },
+  );
+  // Then 13.4, against the peer again. The local-first limiter syncs on a client of its own
+  // (so that its pushes and pulls do not queue on another limiter's connection) every 50 ms;
+  // its counts are pushed after each of its runs, untimed: a run's 100k distinct clients make
+  // pushes that keep Redis busy for a while, and would slow the peer's run after it.
+  const localFirst = new RedisRateLimiter({
+    redis: syncing,
+    name: `bench-local-first-${kind}`,
+    secret,
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+    localFirst: { syncMs: 50 },
+  });
+  await localFirst.flush();
+  const firstResults = await rotateAsync(
+    [
+      against,
+      competitor(
+        'local-first check',
+        (key) => localFirst.check(key),
+        async () => {
+          await localFirst.flush();
+          await localFirst.flush();
+        },
+      ),
+    ],
+    { operations: CALLS, warmupOperations: 5_000, runs, log },
+  );
+  await localFirst.close();
+  const ourNs = results.get('RedisRateLimiter.check') ?? [];
+  const theirNs = results.get('RateLimiterRedis.consume') ?? [];
+  const ratios = ratiosOf(theirNs, ourNs);
+  const ratio = median(ratios);
+  const perSecond = (ns: number[]) => Math.round(1e9 / median(ns));
+  const firstNs = firstResults.get('local-first check') ?? [];
+  const peerNs = firstResults.get('RateLimiterRedis.consume') ?? [];
+  const firstRatios = ratiosOf(peerNs, firstNs);
+  const rows: Row[] = [
+    {
+      case: `13.1 RedisRateLimiter.check vs rate-limiter-flexible RateLimiterRedis.consume, both with ${kind}, same redis-server, ${IN_FLIGHT} in flight`,
+      measured: `${formatRatio(ratio)} the calls/s (runs ${formatRange(ratios, formatRatio)}; ${perSecond(ourNs)} against ${perSecond(theirNs)} calls/s)`,
+      target: '>= 1x',
+      met: ratio >= 1,
+    },
+    {
+      case: `13.4 local-first RedisRateLimiter.check (awaited, syncMs 50) vs RateLimiterRedis.consume, both with ${kind}, same redis-server, ${IN_FLIGHT} in flight`,
+      measured: `${formatRatio(median(firstRatios))} the calls/s (runs ${formatRange(firstRatios, formatRatio)}; ${perSecond(firstNs)} against ${perSecond(peerNs)} calls/s)`,
+      target: '>= 50x',
+      met: median(firstRatios) >= 50,
+    },
+  ];
+  return { rows, peerNs };
+}
+
 async function usedMemory(redis: Redis): Promise<number> {
   const info = await redis.info('memory');
   return Number(/used_memory:(\d+)/.exec(info)?.[1]);
@@ -119,85 +235,20 @@ export async function redisSuite(options: BenchOptions): Promise<Row[]> {
     const keys = ipKeys(KEY_COUNT, new Prng(SEED));
     const events = uniformEvents(2_000_000, KEY_COUNT, new Prng(SEED + 30));
     const secret = new Uint8Array(16).fill(13);
-    const hotcount = new RedisRateLimiter({
-      redis: ours,
-      name: 'bench',
-      secret,
-      limit: LIMIT,
-      windowMs: WINDOW_MS,
-    });
-    const peer = new RateLimiterRedis({
-      storeClient: theirs,
-      points: LIMIT,
-      duration: WINDOW_MS / 1000,
-      keyPrefix: 'bench-peer',
-    });
+    const rows: Row[] = [];
+    let peerNs: number[] = [];
     let offset = 0;
-    const competitor = (name: string, call: Call, settle?: () => Promise<void>) => ({
-      name,
-      run: async (count: number) => {
-        const ns = await drive(call, keys, events, offset, count);
-        offset += count;
-        await settle?.();
-        return ns;
-      },
-    });
-    const against = competitor('RateLimiterRedis.consume', (key) => peer.consume(key));
-    // 13.1 first, with nothing else talking to Redis.
-    const results = await rotateAsync(
-      [competitor('RedisRateLimiter.check', (key) => hotcount.check(key)), against],
-      { operations: CALLS, warmupOperations: 5_000, runs, log },
-    );
-    // Then 13.4, against the peer again. The local-first limiter syncs on a client of its own
-    // (so that its pushes and pulls do not queue on another limiter's connection) every 50 ms;
-    // its counts are pushed after each of its runs, untimed: a run's 100k distinct clients make
-    // pushes that keep Redis busy for a while, and would slow the peer's run after it.
-    const localFirst = new RedisRateLimiter({
-      redis: syncing,
-      name: 'bench-local-first',
-      secret,
-      limit: LIMIT,
-      windowMs: WINDOW_MS,
-      localFirst: { syncMs: 50 },
-    });
-    await localFirst.flush();
-    const firstResults = await rotateAsync(
-      [
-        against,
-        competitor(
-          'local-first check',
-          (key) => localFirst.check(key),
-          async () => {
-            await localFirst.flush();
-            await localFirst.flush();
-          },
-        ),
-      ],
-      { operations: CALLS, warmupOperations: 5_000, runs, log },
-    );
-    const ourNs = results.get('RedisRateLimiter.check') ?? [];
-    const theirNs = results.get('RateLimiterRedis.consume') ?? [];
-    const ratios = ratiosOf(theirNs, ourNs);
-    const ratio = median(ratios);
-    const perSecond = (ns: number[]) => Math.round(1e9 / median(ns));
-    const firstNs = firstResults.get('local-first check') ?? [];
-    const peerNs = firstResults.get('RateLimiterRedis.consume') ?? [];
-    const firstRatios = ratiosOf(peerNs, firstNs);
-    const rows: Row[] = [
-      {
-        case: `13.1 RedisRateLimiter.check vs rate-limiter-flexible RateLimiterRedis.consume, same redis-server, ${IN_FLIGHT} in flight`,
-        measured: `${formatRatio(ratio)} the calls/s (runs ${formatRange(ratios, formatRatio)}; ${perSecond(ourNs)} against ${perSecond(theirNs)} calls/s)`,
-        target: '>= 1x',
-        met: ratio >= 1,
-      },
-      {
-        case: `13.4 local-first RedisRateLimiter.check (awaited, syncMs 50) vs RateLimiterRedis.consume, same redis-server, ${IN_FLIGHT} in flight`,
-        measured: `${formatRatio(median(firstRatios))} the calls/s (runs ${formatRange(firstRatios, formatRatio)}; ${perSecond(firstNs)} against ${perSecond(peerNs)} calls/s)`,
-        target: '>= 50x',
-        met: median(firstRatios) >= 50,
-      },
-    ];
-    await localFirst.close();
+    for (const kind of BENCH_CLIENTS) {
+      const made = await Promise.all([0, 1, 2].map(() => connectClient(server.port, {}, kind)));
+      try {
+        const kindRows = await clientRows(kind, made, { keys, events, secret, offset, options });
+        offset += 2 * (runs + 1) * CALLS;
+        rows.push(...kindRows.rows);
+        if (kind === 'ioredis') peerNs = kindRows.peerNs;
+      } finally {
+        for (const client of made) closeClient(client);
+      }
+    }
     const hotPath = localFirstRow(options, keys, events, secret, syncing);
     const syncRatio = median(peerNs) / hotPath.checkLocalNs;
     rows[1].measured += `; checkLocal, synchronous (13.3): ${Math.round(1e9 / hotPath.checkLocalNs)} calls/s, ${formatRatio(syncRatio)}`;

@@ -6,7 +6,8 @@
  * processes and hosts that share a clock share windows; `now` is injectable.
  *
  * Two modes:
- * - Direct (the default): each check is one script in Redis (scripts.ts, WINDOW_SCRIPT), the
+ * - Direct (the default): each check is decided in a script in Redis (scripts.ts, WINDOW_SCRIPT;
+ *   the checks of a tick go in one call, window-batch.ts), the
  *   admission and the update atomic, in one round trip; the decision's fields are computed here
  *   by the local limiter's own functions. With the same secret, dimensions and clock, it answers
  *   a stream exactly as a local RateLimiter does (a test checks every decision).
@@ -46,11 +47,9 @@ import {
   typeError,
   WindowStep,
 } from '../core.js';
-import { GROUPED } from './client.js';
 import { clamp } from './delta.js';
 import { LocalFirstWindows } from './local-first-windows.js';
 import { PLACE_OPTION_NAMES, type PlaceOptions, SketchPlace } from './place.js';
-import { WINDOW } from './scripts.js';
 import {
   checkStalePolicy,
   Staleness,
@@ -60,6 +59,7 @@ import {
   syncTimeoutMs,
   withDeadline,
 } from './staleness.js';
+import { WindowBatch } from './window-batch.js';
 
 /**
  * Options of `new RedisRateLimiter`: its place in Redis (PlaceOptions), the rule as for a
@@ -89,9 +89,6 @@ export interface RedisRateLimiterOptions extends PlaceOptions {
   /** What to decide while stale: 'local' (default), 'open' or 'closed'. */
   onStale?: StalePolicy;
 }
-
-/** WINDOW_SCRIPT's reply: the key's count, the previous window's, the ceiling, the floor. */
-type Window = [number, number, number, number];
 
 const OPTION_NAMES = [
   ...PLACE_OPTION_NAMES,
@@ -151,6 +148,8 @@ export class RedisRateLimiter extends EventEmitter {
   private insurance: RateLimiter | null = null;
   /** What the decisions read of a step: filled from the script's answer, or checkLocal's. */
   private readonly step = new WindowStep();
+  /** Direct mode: the checks of a tick, gathered into one script call (window-batch.ts). */
+  private readonly batch: WindowBatch;
   /** Direct mode, stale: whether a check is asking Redis whether it is back. */
   private probing = false;
   private readonly options: RedisRateLimiterOptions;
@@ -203,6 +202,13 @@ export class RedisRateLimiter extends EventEmitter {
         : `gcra_${this.limit}_${this.windowMs}_${this.burst}`;
     const place = new SketchPlace(where, ruleName, 'limiter', 'limit, window or shape');
     this.place = place;
+    const grid = this.grid;
+    this.batch = new WindowBatch(
+      place,
+      grid === null
+        ? { algorithm: 's', rule: this.limit, horizon: 0 }
+        : { algorithm: 'g', rule: this.spanMs * grid.ticksPerMs, horizon: grid.horizonTicks },
+    );
     this.name = place.name;
     this.width = place.width;
     this.depth = place.depth;
@@ -296,22 +302,22 @@ export class RedisRateLimiter extends EventEmitter {
     }
   }
 
-  /** The check in Redis: one script, the decision from what it found. */
+  /** The check in Redis (one script call with the other checks of its tick), the decision from what it found. */
   private async decide(cells: number[], time: number, cost: number): Promise<RateLimitDecision> {
-    const { spanMs, grid, limit, place } = this;
+    const { spanMs, grid, place } = this;
     const window = Math.floor(time / spanMs);
     const elapsed = time - window * spanMs;
     // The shape is checked once, before the first check; the script does not check it again.
     if (!place.shapeChecked) await place.checkShape();
-    const keys = [place.header, this.windowKey(window - 1)] as const;
     const expireMs = (window + 2) * spanMs - time;
     if (grid === null) {
-      const [found, previous, ceiling] = (await place.redis.run(
-        WINDOW,
-        [this.windowKey(window), ...keys],
-        ['s', cost, expireMs, limit, elapsed / spanMs, cells],
-        GROUPED,
-      )) as Window;
+      const [found, previous, ceiling] = await this.batch.check(
+        window,
+        expireMs,
+        cost,
+        elapsed / spanMs,
+        cells,
+      );
       const allowed = found <= ceiling;
       // A refused request was not counted: its count is what the key had.
       const count = cost === 0 || allowed ? found : found - cost;
@@ -322,16 +328,17 @@ export class RedisRateLimiter extends EventEmitter {
         allowed,
       );
     }
-    const { ticksPerMs, intervalTicks, horizonTicks } = grid;
+    const { ticksPerMs, intervalTicks } = grid;
     const nowTicks = Math.floor(elapsed * ticksPerMs);
     // A cost over burst can never pass: peek, as the local limiter does.
     const amount = cost > this.burst ? 0 : cost * intervalTicks;
-    const [found, , ceiling, floor] = (await place.redis.run(
-      WINDOW,
-      [this.windowKey(window), ...keys],
-      ['g', amount, expireMs, spanMs * ticksPerMs, nowTicks, horizonTicks, cells],
-      GROUPED,
-    )) as Window;
+    const [found, , ceiling, floor] = await this.batch.check(
+      window,
+      expireMs,
+      amount,
+      nowTicks,
+      cells,
+    );
     let tat: number;
     let allowed: boolean;
     if (amount === 0) {

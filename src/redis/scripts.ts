@@ -163,48 +163,103 @@ return { redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[4]) or '' }
 `;
 
 /**
- * A rate limiter's admission and update (limits/rate-limiter.ts: `raiseWithin`, the conservative
- * rule with a floor and a ceiling), atomic, for both of its algorithms: KEYS[1] the current
- * window's (or era's) cells, KEYS[2] the header (unused: the limiter checks the shape once, with
- * SHAPE_SCRIPT, before its first check), KEYS[3] the previous window's cells.
- * ARGV[1] the algorithm, 's' (sliding window) or 'g' (gcra); ARGV[2] the amount (0 peeks);
- * ARGV[3] in how many ms the current window's key expires (at the end of the window after it,
- * by the caller's clock, so that Redis's own clock does not matter); ARGV[4], ARGV[5] below;
- * ARGV[6..] the key's cells.
- * - 's': ARGV[4] the limit, ARGV[5] the fraction of the window elapsed. Floor -SAT; ceiling
- *   floor(limit - previous * (1 - fraction)).
- * - 'g': ARGV[4] an era in ticks, ARGV[5] the time in ticks of the era. Floor the later of the
- *   previous era's TAT and now; ceiling now plus burst * T (ARGV[6], then the cells from ARGV[7]).
- * Returns { the key's least cell, raised to the target if it passed, else the target refused;
- * the previous window's least cell; the ceiling; the floor }.
+ * A rate limiter's admissions and updates (limits/rate-limiter.ts: `raiseWithin`, the conservative
+ * rule with a floor and a ceiling), for both of its algorithms, for a batch of checks of one
+ * window (redis-rate-limiter.ts gathers the checks of a tick): each check is decided in turn, as
+ * if each were a script of its own in that order, on the cells as the checks before it left them.
+ *
+ * Why a batch: Redis spends more on running a script (its arguments, its context, the reply and
+ * the socket) than on the few cells one check touches, and a client more still on each command.
+ * One call for the checks of a tick reads each window's cells once (one BITFIELD_RO each for
+ * every cell of the batch), decides in Lua, and writes the raised cells once (one BITFIELD).
+ *
+ * KEYS[1] the current window's (or era's) cells, KEYS[2] the header (unused: the limiter checks
+ * the shape once, with SHAPE_SCRIPT, before its first check), KEYS[3] the previous window's
+ * cells. ARGV[1] the algorithm, 's' (sliding window) or 'g' (gcra); ARGV[2] d, the cells per
+ * check; ARGV[3] in how many ms the current window's key expires (at the end of the window after
+ * it, by the caller's clock, so that Redis's own clock does not matter); ARGV[4] the limit ('s')
+ * or an era in ticks ('g'); ARGV[5] burst * T in ticks ('g', else 0). Then per check, 2 + d
+ * arguments: the amount (0 peeks), the fraction of the window elapsed ('s') or the time in ticks
+ * of the era ('g'), and the key's d cells as BITFIELD offsets ('#cell').
+ * - 's': floor -SAT; ceiling floor(limit - previous * (1 - fraction)).
+ * - 'g': floor the later of the previous era's TAT and now; ceiling now plus burst * T.
+ * Returns, per check, { the key's least cell, raised to the target if it passed, else the target
+ * refused; the previous window's least cell; the ceiling; the floor }, one flat array.
  */
-export const WINDOW_SCRIPT = `${RULES}
+export const WINDOW_SCRIPT = `
+local SAT = 2147483647
+local max, round_down = math.max, math.floor
 local gcra = ARGV[1] == 'g'
-local amount = tonumber(ARGV[2])
-local first = gcra and 7 or 6
-local cells = {}
-for i = first, #ARGV do cells[#cells + 1] = ARGV[i] end
-local args = reads(cells, 1, #cells)
-local previous = least(redis.call('BITFIELD_RO', KEYS[3], unpack(args)))
-local floor, ceiling
-if gcra then
-  local now = tonumber(ARGV[5])
-  floor = math.max(previous - tonumber(ARGV[4]), now)
-  ceiling = now + tonumber(ARGV[6])
-else
-  floor = -SAT
-  ceiling = math.floor(tonumber(ARGV[4]) - previous * (1 - tonumber(ARGV[5])))
+local d = tonumber(ARGV[2])
+local rule = tonumber(ARGV[4])
+local horizon = tonumber(ARGV[5])
+local per = 2 + d
+local n = (#ARGV - 5) / per
+-- Every cell of the batch, read once in each window (a cell two checks share is read twice,
+-- which BITFIELD answers alike); names[k] is the k-th cell's offset, '#c'.
+local names, reads, r = {}, {}, 0
+for j = 0, n - 1 do
+  local base = 8 + j * per
+  for i = 0, d - 1 do
+    local name = ARGV[base + i]
+    names[j * d + i + 1] = name
+    reads[r + 1] = 'GET'; reads[r + 2] = 'i32'; reads[r + 3] = name
+    r = r + 3
+  end
 end
-local values = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
-local estimate = least(values)
-if amount == 0 then return { estimate, previous, ceiling, floor } end
-local target = SAT
-if math.max(estimate, floor) < SAT - amount then target = math.max(estimate, floor) + amount end
-if target <= ceiling then
-  raise_cells(KEYS[1], cells, values, target)
+local before = redis.call('BITFIELD_RO', KEYS[3], unpack(reads))
+local found = redis.call('BITFIELD_RO', KEYS[1], unpack(reads))
+-- The current window's cells as the checks before leave them, by name.
+local cells, raised = {}, {}
+for k = 1, n * d do cells[names[k]] = found[k] end
+local out, o = {}, 0
+for j = 0, n - 1 do
+  local amount = tonumber(ARGV[6 + j * per])
+  local at = tonumber(ARGV[7 + j * per])
+  local previous, estimate = SAT, SAT
+  for k = j * d + 1, j * d + d do
+    local value = before[k]
+    if value < previous then previous = value end
+    value = cells[names[k]]
+    if value < estimate then estimate = value end
+  end
+  local floor, ceiling
+  if gcra then
+    floor = max(previous - rule, at)
+    ceiling = at + horizon
+  else
+    floor = -SAT
+    ceiling = round_down(rule - previous * (1 - at))
+  end
+  local result = estimate
+  if amount ~= 0 then
+    result = SAT
+    local from = max(estimate, floor)
+    if from < SAT - amount then result = from + amount end
+    if result <= ceiling then
+      for k = j * d + 1, j * d + d do
+        local name = names[k]
+        local value = cells[name]
+        if value < result and value ~= -SAT then
+          cells[name] = result
+          raised[name] = true
+        end
+      end
+    end
+  end
+  out[o + 1] = result; out[o + 2] = previous; out[o + 3] = ceiling; out[o + 4] = floor
+  o = o + 4
+end
+local sets, s = {}, 0
+for name in pairs(raised) do
+  sets[s + 1] = 'SET'; sets[s + 2] = 'i32'; sets[s + 3] = name; sets[s + 4] = cells[name]
+  s = s + 4
+end
+if s > 0 then
+  redis.call('BITFIELD', KEYS[1], unpack(sets))
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
-return { target, previous, ceiling, floor }
+return out
 `;
 
 /**
