@@ -15,24 +15,30 @@
 
 /** An ioredis (5, 6) or iovalkey client or cluster: `new Redis()`, `new Redis.Cluster()`. */
 export interface IoredisClient {
+  /** Defines a script as a command of the client (hotcount's scripts, once per client). */
   defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void;
+  /** Sends one command (hotcount's reads). */
   call(command: string, ...args: (string | number | Buffer)[]): Promise<unknown>;
 }
 
 /** A node-redis (5, 6) client: `createClient()`, connected. */
 export interface NodeRedisClient {
+  /** Sends one command as its arguments (hotcount's scripts and reads). */
   sendCommand(args: readonly (string | Buffer)[], options?: object): Promise<unknown>;
+  /** Part of the shape that tells a node-redis client; hotcount does not call it. */
   withTypeMapping(mapping: object): unknown;
 }
 
 /** A node-redis (5, 6) cluster: `createCluster()`, connected. */
 export interface NodeRedisCluster {
+  /** Sends one command to the node that holds `firstKey`'s slot (hotcount's scripts, reads). */
   sendCommand(
     firstKey: string | Buffer | undefined,
     isReadonly: boolean | undefined,
     args: readonly (string | Buffer)[],
     options?: object,
   ): Promise<unknown>;
+  /** Part of the shape that tells a node-redis cluster; hotcount does not call it. */
   getSlotMaster(slot: number): unknown;
 }
 
