@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import { Cluster, Redis } from 'ioredis';
 import { Cluster as Cluster6, Redis as Redis6 } from 'ioredis6';
 import { Valkey, Cluster as ValkeyCluster } from 'iovalkey';
@@ -35,8 +36,17 @@ function kindOf(value: string | undefined): ClientKind {
 /** The kind this run tests. */
 export const clientKind: ClientKind = kindOf(process.env.HOTCOUNT_REDIS_CLIENT);
 
-/** The RESP version a kind speaks. */
+/** ioredis's major version, as installed. */
+const IOREDIS_MAJOR = Number(
+  createRequire(import.meta.url)('ioredis/package.json').version.split('.')[0],
+);
+
+/**
+ * The RESP version a kind speaks. 'ioredis' is ioredis as installed, with its defaults: RESP2 up
+ * to 5, RESP3 from 6 (the matrix's newest-peers leg installs 6 under that name).
+ */
 export function respOf(kind: ClientKind): 2 | 3 {
+  if (kind === 'ioredis') return IOREDIS_MAJOR >= 6 ? 3 : 2;
   return kind === 'ioredis6' || kind === 'node-redis-resp3' ? 3 : 2;
 }
 
