@@ -31,7 +31,8 @@ function run(kind) {
     });
     child.on('close', (code) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      const pass = /^# pass (\d+)/m.exec(output)?.[1] ?? '?';
+      // TAP (# pass N) or the spec reporter (ℹ pass N), whichever the runtime prints when piped.
+      const pass = /^(?:#|ℹ) pass (\d+)/m.exec(output)?.[1] ?? '?';
       if (code === 0) {
         console.log(`redis suites with ${kind}: ${pass} passed (${seconds} s)`);
       } else {
