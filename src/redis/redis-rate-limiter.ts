@@ -6,10 +6,10 @@
  * processes and hosts that share a clock share windows; `now` is injectable.
  *
  * Two modes:
- * - Direct (the default): each check is decided in a script in Redis (scripts.ts, WINDOW_SCRIPT;
- *   the checks of a tick go in one call, window-batch.ts), the
- *   admission and the update atomic, in one round trip; the decision's fields are computed here
- *   by the local limiter's own functions. With the same secret, dimensions and clock, it answers
+ * - Direct (the default): each check is decided in a script in Redis (scripts.ts, WINDOW_SCRIPT),
+ *   the admission and the update atomic, in one round trip; the checks of a tick share one
+ *   script call (window-batch.ts). The decision's fields are computed here by the local
+ *   limiter's own functions. With the same secret, dimensions and clock, it answers
  *   a stream exactly as a local RateLimiter does (a test checks every decision).
  * - Local-first (`localFirst: { syncMs }`, sliding window only): checks decide from process
  *   memory, the last snapshot of the fleet's windows plus this process's own unsent counts
@@ -302,7 +302,7 @@ export class RedisRateLimiter extends EventEmitter {
     }
   }
 
-  /** The check in Redis (one script call with the other checks of its tick), the decision from what it found. */
+  /** The check in Redis (in one script call with its tick's others), the decision from it. */
   private async decide(cells: number[], time: number, cost: number): Promise<RateLimitDecision> {
     const { spanMs, grid, place } = this;
     const window = Math.floor(time / spanMs);
