@@ -2,7 +2,7 @@
  * The seam between the Redis layer and a client library: what every structure of this folder
  * asks of Redis, in one small interface (`RedisSeam`: run a script, run a command), and the
  * clients it takes (`RedisClient`). Each client library has an adapter behind the seam
- * (ioredis-seam.ts, node-redis-seam.ts); seam.ts picks one by the client's shape. A file of its
+ * (ioredis-seam.ts, node-redis-seam.ts, glide-seam.ts); seam.ts picks one by the client's shape. A file of its
  * own so that the modules that talk to Redis import it from below instead of from each other.
  *
  * The seam has no connection events: the layer tells that Redis went from its calls failing or
@@ -42,8 +42,16 @@ export interface NodeRedisCluster {
   getSlotMaster(slot: number): unknown;
 }
 
+/** A valkey-glide 2 client or cluster client: `GlideClient.createClient()`, `GlideClusterClient`. */
+export interface GlideClient {
+  /** Sends one command as its arguments (hotcount's scripts and reads), with a decoder. */
+  customCommand(args: (string | Buffer)[], options?: object): Promise<unknown>;
+  /** Part of the shape that tells a glide client; hotcount does not call it. */
+  invokeScript(script: never, options?: object): Promise<unknown>;
+}
+
 /** The clients `hotcount/redis` takes: the user's own, as it is. */
-export type RedisClient = IoredisClient | NodeRedisClient | NodeRedisCluster;
+export type RedisClient = IoredisClient | NodeRedisClient | NodeRedisCluster | GlideClient;
 
 /** A Lua script the layer runs: its name (for the client's cache), source, key count and SHA-1. */
 export interface RedisScript {

@@ -1,6 +1,7 @@
 /**
  * hotcount/redis: sketches in Redis, for a fleet of processes and hosts. It takes the client the
- * user has (ioredis, node-redis or iovalkey: optional peer dependencies of this entry point only).
+ * user has (ioredis, node-redis, iovalkey or valkey-glide: optional peer dependencies of this
+ * entry point only).
  *
  *   import { RedisCountMinSketch } from 'hotcount/redis';
  *   const sketch = new RedisCountMinSketch({ redis, name: 'requests', secret });
@@ -10,6 +11,7 @@
  */
 
 export type {
+  GlideClient,
   IoredisClient,
   NodeRedisClient,
   NodeRedisCluster,

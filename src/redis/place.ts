@@ -56,8 +56,9 @@ function checkName(name: unknown): string {
 /** The options every structure in Redis takes. */
 export interface PlaceOptions {
   /**
-   * The client, as the user made it: an ioredis or iovalkey `Redis` or `Cluster`, or a
-   * node-redis `createClient()` or `createCluster()` (connected).
+   * The client, as the user made it: an ioredis or iovalkey `Redis` or `Cluster`, a node-redis
+   * `createClient()` or `createCluster()` (connected), or a valkey-glide `GlideClient` or
+   * `GlideClusterClient`.
    */
   redis: RedisClient;
   /** The structure's name: processes that give the same name (and secret) share it. */
@@ -206,7 +207,8 @@ export class SketchPlace {
    * this structure differs; any other error as it is.
    */
   refusal(error: unknown): unknown {
-    const held = /HOTCOUNT_SHAPE (\d+):(\d+):(\w+):([0-9a-f]+)/.exec(
+    // glide words a script error as "CODE: message", the others as "CODE message".
+    const held = /HOTCOUNT_SHAPE:? (\d+):(\d+):(\w+):([0-9a-f]+)/.exec(
       (error as Error)?.message ?? '',
     );
     if (held === null) return error;

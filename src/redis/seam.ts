@@ -4,7 +4,14 @@
  * structure that uses it (the scripts are defined once, the writes grouped across structures).
  */
 import { typeError } from '../core.js';
-import type { IoredisClient, NodeRedisClient, NodeRedisCluster, RedisSeam } from './client.js';
+import type {
+  GlideClient,
+  IoredisClient,
+  NodeRedisClient,
+  NodeRedisCluster,
+  RedisSeam,
+} from './client.js';
+import { GlideSeam } from './glide-seam.js';
 import { IoredisSeam } from './ioredis-seam.js';
 import { NodeRedisSeam } from './node-redis-seam.js';
 
@@ -12,7 +19,7 @@ const seams = new WeakMap<object, RedisSeam>();
 
 /** The clients the layer takes, for error messages. */
 const ACCEPTED =
-  'an ioredis or iovalkey Redis or Cluster, or a node-redis client (createClient) or cluster (createCluster)';
+  'an ioredis or iovalkey Redis or Cluster, a node-redis client (createClient) or cluster (createCluster), or a valkey-glide GlideClient or GlideClusterClient';
 
 function has(client: object, method: string): boolean {
   return typeof (client as Record<string, unknown>)[method] === 'function';
@@ -29,6 +36,8 @@ export function seamOf(name: string, client: unknown): RedisSeam {
     seam = NodeRedisSeam.ofCluster(client as NodeRedisCluster);
   } else if (has(client, 'sendCommand') && has(client, 'withTypeMapping')) {
     seam = NodeRedisSeam.ofClient(client as NodeRedisClient);
+  } else if (has(client, 'customCommand') && has(client, 'invokeScript')) {
+    seam = new GlideSeam(client as GlideClient);
   } else {
     throw typeError(name, ACCEPTED, client);
   }

@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { GlideClient, GlideClusterClient, ProtocolVersion } from '@valkey/valkey-glide';
 import { Cluster, Redis } from 'ioredis';
 import { Cluster as Cluster6, Redis as Redis6 } from 'ioredis6';
 import { Valkey, Cluster as ValkeyCluster } from 'iovalkey';
@@ -22,6 +23,8 @@ export const CLIENT_KINDS = [
   'iovalkey',
   'node-redis',
   'node-redis-resp3',
+  'glide',
+  'glide-resp2',
 ] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
 
@@ -47,7 +50,7 @@ const IOREDIS_MAJOR = Number(
  */
 export function respOf(kind: ClientKind): 2 | 3 {
   if (kind === 'ioredis') return IOREDIS_MAJOR >= 6 ? 3 : 2;
-  return kind === 'ioredis6' || kind === 'node-redis-resp3' ? 3 : 2;
+  return kind === 'ioredis6' || kind === 'node-redis-resp3' || kind === 'glide' ? 3 : 2;
 }
 
 /**
@@ -62,10 +65,20 @@ export interface ClientBehaviour {
   waitForever?: boolean;
 }
 
-/** A client as the tests hold it: what the layer takes, with its events. */
-export type TestClient = RedisClient & {
-  on(event: 'error', listener: (error: unknown) => void): unknown;
-};
+/** A client as the tests hold it: what the layer takes. Its error events are listened to. */
+export type TestClient = RedisClient;
+
+/** glide's options for a behaviour: its one timeout covers the wait for a connection too. */
+function glideOptions(kind: ClientKind, behaviour: ClientBehaviour) {
+  return {
+    protocol: kind === 'glide' ? ProtocolVersion.RESP3 : ProtocolVersion.RESP2,
+    // The tests make thousands of calls at once; glide refuses more than this many in flight.
+    inflightRequestsLimit: 100_000,
+    requestTimeout:
+      behaviour.commandTimeoutMs ??
+      (behaviour.waitForever ? 3_600_000 : behaviour.failWhenDown ? 250 : 2000),
+  };
+}
 
 function ioredisOptions(behaviour: ClientBehaviour): Record<string, unknown> {
   return {
@@ -106,6 +119,12 @@ export async function connectClient(
       return ready(new Redis6(port, '127.0.0.1', { ...options, protocol: 2 }));
     case 'iovalkey':
       return ready(new Valkey(port, '127.0.0.1', options));
+    case 'glide':
+    case 'glide-resp2':
+      return GlideClient.createClient({
+        addresses: [{ host: '127.0.0.1', port }],
+        ...glideOptions(kind, behaviour),
+      });
     default: {
       const base = nodeRedisOptions(kind, behaviour);
       const client = createClient({
@@ -123,6 +142,7 @@ export async function connectClient(
 async function ready<T extends { status: string; once(event: string, f: () => void): unknown }>(
   client: T,
 ): Promise<TestClient> {
+  (client as unknown as { on(event: string, f: () => void): unknown }).on('error', () => {});
   if (client.status !== 'ready') {
     await new Promise<void>((resolve) => client.once('ready', resolve));
   }
@@ -145,6 +165,9 @@ export async function connectCluster(
       return ready(new Cluster6(nodes, { redisOptions: { ...options.redisOptions, protocol: 2 } }));
     case 'iovalkey':
       return ready(new ValkeyCluster(nodes, options));
+    case 'glide':
+    case 'glide-resp2':
+      return GlideClusterClient.createClient({ addresses: nodes, ...glideOptions(kind, {}) });
     default: {
       const base = nodeRedisOptions(kind, {});
       const cluster = createCluster({
@@ -159,17 +182,18 @@ export async function connectCluster(
   }
 }
 
-/** Whether a client of any kind has its connection up and ready for commands. */
-export function isReady(client: unknown): boolean {
-  const c = client as { status?: string; isReady?: boolean };
-  return c.status === 'ready' || c.isReady === true;
-}
-
 /** Closes a client of any kind at once, dropping what it queued. */
 export function closeClient(client: unknown): void {
-  const c = client as { disconnect?: () => unknown; destroy?: () => unknown };
+  const c = client as {
+    disconnect?: () => unknown;
+    destroy?: () => unknown;
+    close?: () => unknown;
+    customCommand?: unknown;
+  };
   if (typeof (client as { defineCommand?: unknown }).defineCommand === 'function') {
     c.disconnect?.();
+  } else if (c.customCommand !== undefined) {
+    c.close?.();
   } else {
     c.destroy?.();
   }
@@ -191,6 +215,10 @@ function childClientCode(port: number, kind: ClientKind): string {
     case 'iovalkey':
       return `import { Valkey } from 'iovalkey';
         const redis = new Valkey(${port}, '127.0.0.1');`;
+    case 'glide':
+    case 'glide-resp2':
+      return `import { GlideClient } from '@valkey/valkey-glide';
+        const redis = await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port: ${port} }], protocol: ${kind === 'glide' ? 0 : 1}, requestTimeout: 2000 });`;
     default:
       return `import { createClient } from 'redis';
         const redis = createClient({ RESP: ${respOf(kind)}, socket: { host: '127.0.0.1', port: ${port} } });

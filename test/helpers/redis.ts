@@ -22,7 +22,6 @@ export {
   clientKind,
   closeClient,
   fleetChild,
-  isReady,
   type TestClient,
 } from './redis-clients.js';
 

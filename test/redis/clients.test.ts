@@ -98,7 +98,7 @@ test(`${clientKind}: a script Redis lost (SCRIPT FLUSH, as after a restart) is s
 
 test('a client the layer does not know is refused with a TypeError that names the clients it takes', () => {
   const accepted =
-    /redis must be an ioredis or iovalkey Redis or Cluster, or a node-redis client \(createClient\) or cluster \(createCluster\)/;
+    /redis must be an ioredis or iovalkey Redis or Cluster, a node-redis client \(createClient\) or cluster \(createCluster\), or a valkey-glide GlideClient or GlideClusterClient/;
   for (const redis of [
     {},
     null,

@@ -63,7 +63,6 @@ test('property: after every process syncs, each sees the fleet holding exactly w
 test('tryAcquire decides in process over the fleet as of the last sync; Redis gone, it goes on and says stale', async () => {
   const own = await RedisServer.start();
   const redis = await own.client({ failWhenDown: true });
-  redis.on('error', () => {});
   const name = `gate-${process.pid}`;
   const a = new LocalFirstInflight({ redis, name, ...options, timeoutMs: 300 });
   const b = new LocalFirstInflight({ redis, name, ...options, timeoutMs: 300 });

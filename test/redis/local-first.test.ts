@@ -66,7 +66,6 @@ test('local-first: the hot path stays in process; after a sync Redis holds the c
 test('Redis killed and restarted (AOF, fsync always): nothing counted is lost, nothing blocks or throws', async () => {
   const server = await RedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
   const redis = await server.client({ failWhenDown: true, commandTimeoutMs: 300 });
-  redis.on('error', () => {});
   const sketch = new LocalFirstSketch({ redis, name: 'survives', ...shape, syncMs: 3_600_000 });
   const local = new CountMinSketch({ ...shape, engine: 'js' });
   const count = (n: number, from: number) => {
@@ -101,7 +100,6 @@ test('Redis killed and restarted (AOF, fsync always): nothing counted is lost, n
 test('SIGSTOP past every timeout, then SIGCONT: a push whose reply was lost is applied once', async () => {
   const server = await RedisServer.start();
   const redis = await server.client({ commandTimeoutMs: 200 });
-  redis.on('error', () => {});
   // Two timeouts, the client's and the sketch's: node-redis before 6 has none for a command
   // already sent, and then the sketch's is the one that gives up.
   const sketch = new LocalFirstSketch({
@@ -135,7 +133,6 @@ test('SIGSTOP past every timeout, then SIGCONT: a push whose reply was lost is a
 test('Redis paused, a client with no timeout of its own: the sketch gives up after timeoutMs, goes stale, and syncs exactly once after', async () => {
   const server = await RedisServer.start();
   const redis = await server.client({ waitForever: true });
-  redis.on('error', () => {});
   const sketch = new LocalFirstSketch({
     redis,
     name: 'paused-no-timeout',

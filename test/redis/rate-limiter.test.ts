@@ -166,7 +166,6 @@ test('Redis gone, direct mode: checks resolve by the policy within timeoutMs, on
   // A client that queues commands while it reconnects (ioredis's default): the case that hangs
   // other limiters.
   const redis = await own.client({ waitForever: true });
-  redis.on('error', () => {});
   const options = { redis, secret, limit: 3, windowMs: 3_600_000, timeoutMs: 200 };
   const local = new RedisRateLimiter({ name: 'gone', ...options });
   const closed = new RedisRateLimiter({ name: 'gone', ...options, onStale: 'closed' });
