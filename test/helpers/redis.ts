@@ -22,6 +22,7 @@ export {
   clientKind,
   closeClient,
   fleetChild,
+  keepsOrder,
   type TestClient,
 } from './redis-clients.js';
 
