@@ -2,8 +2,9 @@
  * The seam between the Redis layer and a client library: what every structure of this folder
  * asks of Redis, in one small interface (`RedisSeam`: run a script, run a command), and the
  * clients it takes (`RedisClient`). Each client library has an adapter behind the seam
- * (ioredis-seam.ts, node-redis-seam.ts, glide-seam.ts); seam.ts picks one by the client's shape. A file of its
- * own so that the modules that talk to Redis import it from below instead of from each other.
+ * (ioredis-seam.ts; node-redis-seam.ts and glide-seam.ts over raw-seam.ts); seam.ts picks one by
+ * the client's shape. A file of its own so that the modules that talk to Redis import it from
+ * below instead of from each other.
  *
  * The seam has no connection events: the layer tells that Redis went from its calls failing or
  * not answering within a timeout (staleness.ts), the same way with every client, and a script

@@ -11,9 +11,9 @@ import type {
   NodeRedisCluster,
   RedisSeam,
 } from './client.js';
-import { GlideSeam } from './glide-seam.js';
+import { glideSeam } from './glide-seam.js';
 import { IoredisSeam } from './ioredis-seam.js';
-import { NodeRedisSeam } from './node-redis-seam.js';
+import { nodeRedisClientSeam, nodeRedisClusterSeam } from './node-redis-seam.js';
 
 const seams = new WeakMap<object, RedisSeam>();
 
@@ -33,11 +33,11 @@ export function seamOf(name: string, client: unknown): RedisSeam {
   if (has(client, 'defineCommand') && has(client, 'call')) {
     seam = new IoredisSeam(client as IoredisClient);
   } else if (has(client, 'sendCommand') && has(client, 'getSlotMaster')) {
-    seam = NodeRedisSeam.ofCluster(client as NodeRedisCluster);
+    seam = nodeRedisClusterSeam(client as NodeRedisCluster);
   } else if (has(client, 'sendCommand') && has(client, 'withTypeMapping')) {
-    seam = NodeRedisSeam.ofClient(client as NodeRedisClient);
+    seam = nodeRedisClientSeam(client as NodeRedisClient);
   } else if (has(client, 'customCommand') && has(client, 'invokeScript')) {
-    seam = new GlideSeam(client as GlideClient);
+    seam = glideSeam(client as GlideClient);
   } else {
     throw typeError(name, ACCEPTED, client);
   }
