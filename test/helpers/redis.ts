@@ -94,11 +94,19 @@ export class RedisServer {
   /** A server with `extra` arguments (e.g. ['--appendonly', 'yes']); no snapshots by default. */
   static async start(extra: string[] = []): Promise<RedisServer> {
     const dir = mkdtempSync(join(tmpdir(), 'hotcount-redis-'));
-    const port = await freePort();
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
-    const server = new RedisServer(port, dir, [...args, ...extra]);
-    await server.run();
-    return server;
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+      const server = new RedisServer(port, dir, [...args, ...extra]);
+      try {
+        await server.run();
+        return server;
+      } catch (error) {
+        // The port was free when asked, but another test file's server (or a cluster node's bus,
+        // at port + 10000) may take it before redis-server binds: another port, a few times.
+        if (attempt >= 5 || !/Address already in use/.test((error as Error).message)) throw error;
+      }
+    }
   }
 
   get url(): string {
